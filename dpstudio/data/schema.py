@@ -1,0 +1,390 @@
+"""Declared column types, bounds and categories, and their JSON sidecar files.
+
+In differential privacy the bounds of a numeric column and the categories of a
+categorical one are *public* facts the analyst declares from domain knowledge. Reading
+them off the data would leak it. So this module guesses column **types** only
+(:func:`guess_types`); bounds and categories come from the user or a sidecar file
+``<dataset>.schema.json`` stored next to the data (:func:`sidecar_path`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import secrets
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from pandas.api import types as ptypes
+
+from dpstudio.data.errors import DataError
+
+SCHEMA_VERSION = 1
+SIDECAR_SUFFIX = ".schema.json"
+
+#: Spellings read as yes / no (compared lower-case, stripped).
+YES_SPELLINGS = frozenset({"yes", "y", "true", "t", "1", "1.0"})
+NO_SPELLINGS = frozenset({"no", "n", "false", "f", "0", "0.0"})
+
+#: A text column with at most this many distinct values is guessed categorical.
+_MAX_GUESSED_CATEGORIES = 50
+
+
+class ColumnType(StrEnum):
+    NUMERIC = "numeric"
+    CATEGORICAL = "categorical"
+    BOOLEAN = "boolean"
+    TEXT = "text"
+
+    @property
+    def label(self) -> str:
+        """The word shown to users."""
+        return "yes/no" if self is ColumnType.BOOLEAN else self.value
+
+    @classmethod
+    def parse(cls, value: ColumnType | str, column: str = "") -> ColumnType:
+        try:
+            return cls(str(value).strip().lower())
+        except ValueError:
+            where = f"column '{column}': " if column else ""
+            allowed = ", ".join(t.value for t in cls)
+            raise DataError(f"{where}unknown type '{value}' (expected {allowed})") from None
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """One column's declared type and public domain.
+
+    ``lower``/``upper`` apply to numeric columns (both or neither; ``None`` means not yet
+    declared). ``categories`` apply to categorical columns; yes/no columns always have
+    the categories ``("yes", "no")``.
+    """
+
+    name: str
+    type: ColumnType
+    lower: float | None = None
+    upper: float | None = None
+    categories: tuple[str, ...] = ()
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise DataError("a column in the schema has no name")
+        where = f"column '{self.name}'"
+        kind = ColumnType.parse(self.type, self.name)
+        object.__setattr__(self, "type", kind)
+        object.__setattr__(self, "description", str(self.description or "").strip())
+
+        lower, upper = self.lower, self.upper
+        if lower is not None or upper is not None:
+            if kind is not ColumnType.NUMERIC:
+                raise DataError(f"{where}: bounds only apply to numeric columns, not {kind.label}")
+            if lower is None or upper is None:
+                raise DataError(f"{where}: declare both a lower and an upper bound")
+            lower, upper = _bound(lower, where, "lower"), _bound(upper, where, "upper")
+            if lower > upper:
+                raise DataError(f"{where}: reversed bounds (lower {lower:g} > upper {upper:g})")
+            if lower == upper:
+                raise DataError(f"{where}: lower and upper bounds are both {lower:g}")
+            object.__setattr__(self, "lower", lower)
+            object.__setattr__(self, "upper", upper)
+
+        categories = self.categories
+        if isinstance(categories, str):
+            raise DataError(f"{where}: categories must be a list of names, not one string")
+        categories = tuple(str(c).strip() for c in (categories or ()))
+        if kind is ColumnType.BOOLEAN:
+            if categories and {c.lower() for c in categories} != {"yes", "no"}:
+                raise DataError(f"{where}: a yes/no column has exactly the categories yes and no")
+            categories = ("yes", "no")
+        elif categories and kind is not ColumnType.CATEGORICAL:
+            raise DataError(f"{where}: categories only apply to categorical columns")
+        if any(not c for c in categories):
+            raise DataError(f"{where}: a category name is empty")
+        if len(set(categories)) != len(categories):
+            duplicate = next(c for c in categories if categories.count(c) > 1)
+            raise DataError(f"{where}: category '{duplicate}' is listed twice")
+        object.__setattr__(self, "categories", categories)
+
+    @property
+    def bounds(self) -> tuple[float, float] | None:
+        if self.lower is None or self.upper is None:
+            return None
+        return (self.lower, self.upper)
+
+    @property
+    def is_declared(self) -> bool:
+        """Whether the public domain the mechanisms need is declared."""
+        if self.type is ColumnType.NUMERIC:
+            return self.bounds is not None
+        if self.type is ColumnType.CATEGORICAL:
+            return bool(self.categories)
+        return self.type is ColumnType.BOOLEAN
+
+    def domain_text(self, *, compact: bool = False) -> str:
+        """Human description of the declared domain, or ``"undeclared"``.
+
+        ``compact`` shortens a list of categories to a count ("6 categories").
+        """
+        if self.type is ColumnType.TEXT:
+            return "—"
+        if not self.is_declared:
+            return "undeclared"
+        if self.type is ColumnType.NUMERIC:
+            return f"{_fmt(self.lower)} – {_fmt(self.upper)}"
+        if compact and self.type is ColumnType.CATEGORICAL:
+            return f"{len(self.categories)} categor{'y' if len(self.categories) == 1 else 'ies'}"
+        return ", ".join(self.categories)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "type": self.type.value}
+        if self.bounds is not None:
+            out["lower"], out["upper"] = _json_number(self.lower), _json_number(self.upper)
+        if self.type is ColumnType.CATEGORICAL and self.categories:
+            out["categories"] = list(self.categories)
+        if self.description:
+            out["description"] = self.description
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ColumnSpec:
+        if not isinstance(data, Mapping):
+            raise DataError(f"a column entry in the schema is not an object: {data!r:.40}")
+        unknown = set(data) - {"name", "type", "lower", "upper", "categories", "description"}
+        label = data.get("name", "?")
+        if unknown:
+            raise DataError(f"column '{label}': unknown schema field '{sorted(unknown)[0]}'")
+        if "type" not in data:
+            raise DataError(f"column '{label}': the schema gives no type")
+        categories = data.get("categories") or ()
+        if not isinstance(categories, list | tuple):
+            raise DataError(f"column '{label}': categories must be a list")
+        return cls(
+            name=data.get("name", ""),
+            type=data["type"],
+            lower=data.get("lower"),
+            upper=data.get("upper"),
+            categories=tuple(categories),
+            description=data.get("description", ""),
+        )
+
+
+@dataclass(frozen=True)
+class Schema:
+    """The declared columns of one dataset, in order."""
+
+    columns: tuple[ColumnSpec, ...] = ()
+    description: str = ""
+    _index: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        columns = tuple(self.columns)
+        index: dict[str, int] = {}
+        for i, spec in enumerate(columns):
+            if not isinstance(spec, ColumnSpec):
+                raise TypeError(f"Schema columns must be ColumnSpec, got {type(spec).__name__}")
+            if spec.name in index:
+                raise DataError(f"the schema declares column '{spec.name}' twice")
+            index[spec.name] = i
+        object.__setattr__(self, "columns", columns)
+        object.__setattr__(self, "description", str(self.description or "").strip())
+        object.__setattr__(self, "_index", index)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(spec.name for spec in self.columns)
+
+    def __iter__(self) -> Iterator[ColumnSpec]:
+        return iter(self.columns)
+
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._index
+
+    def __getitem__(self, name: str) -> ColumnSpec:
+        try:
+            return self.columns[self._index[name]]
+        except KeyError:
+            raise DataError(f"the schema has no column '{name}'") from None
+
+    def get(self, name: str) -> ColumnSpec | None:
+        i = self._index.get(name)
+        return None if i is None else self.columns[i]
+
+    def with_column(self, spec: ColumnSpec) -> Schema:
+        """A copy with ``spec`` replacing the column of the same name (or appended)."""
+        columns = list(self.columns)
+        if spec.name in self._index:
+            columns[self._index[spec.name]] = spec
+        else:
+            columns.append(spec)
+        return replace(self, columns=tuple(columns))
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
+        if self.description:
+            out["description"] = self.description
+        out["columns"] = [spec.to_dict() for spec in self.columns]
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Schema:
+        if not isinstance(data, Mapping):
+            raise DataError("the schema is not a JSON object")
+        version = data.get("schema_version")
+        if version is None:
+            raise DataError("the schema has no schema_version")
+        if version != SCHEMA_VERSION:
+            if isinstance(version, int) and version > SCHEMA_VERSION:
+                raise DataError(
+                    f"schema version {version} is newer than this DP Studio reads "
+                    f"(version {SCHEMA_VERSION}); please update DP Studio"
+                )
+            raise DataError(f"unsupported schema version {version!r} (expected {SCHEMA_VERSION})")
+        columns = data.get("columns")
+        if not isinstance(columns, list):
+            raise DataError("the schema has no list of columns")
+        return cls(
+            columns=tuple(ColumnSpec.from_dict(c) for c in columns),
+            description=data.get("description", ""),
+        )
+
+
+# --- guessing types --------------------------------------------------------------------
+
+
+def guess_types(df: pd.DataFrame) -> dict[str, ColumnType]:
+    """Guess each column's type from its values. Types only: never bounds or categories."""
+    return {str(name): guess_type(df[name]) for name in df.columns}
+
+
+def guess_type(series: pd.Series) -> ColumnType:
+    values = series.dropna()
+    if len(values) == 0:
+        return ColumnType.TEXT
+    if ptypes.is_bool_dtype(values.dtype):
+        return ColumnType.BOOLEAN
+    if ptypes.is_numeric_dtype(values.dtype):
+        if set(pd.unique(values)) <= {0, 1}:
+            return ColumnType.BOOLEAN
+        return ColumnType.NUMERIC
+    if ptypes.is_datetime64_any_dtype(values.dtype):
+        return ColumnType.TEXT
+    text = values.astype(str).str.strip()
+    distinct = pd.unique(text.str.lower())
+    if len(distinct) <= 2 and set(distinct) <= (YES_SPELLINGS | NO_SPELLINGS):
+        return ColumnType.BOOLEAN
+    if pd.to_numeric(text, errors="coerce").notna().all():
+        return ColumnType.NUMERIC
+    n_distinct = len(pd.unique(text))
+    if n_distinct <= _MAX_GUESSED_CATEGORIES and n_distinct <= max(2, len(text) // 2):
+        return ColumnType.CATEGORICAL
+    return ColumnType.TEXT
+
+
+def complete_schema(df: pd.DataFrame, declared: Schema | None = None) -> Schema:
+    """One spec per column of ``df``, in the frame's order.
+
+    Columns declared in ``declared`` keep their spec; the others get a guessed type and
+    no bounds or categories ("undeclared"). Declared columns absent from ``df`` are
+    dropped.
+    """
+    guessed = guess_types(df)
+    columns = []
+    for name, kind in guessed.items():
+        spec = declared.get(name) if declared is not None else None
+        columns.append(spec if spec is not None else ColumnSpec(name, kind))
+    description = declared.description if declared is not None else ""
+    return Schema(tuple(columns), description=description)
+
+
+# --- sidecar files ---------------------------------------------------------------------
+
+
+def sidecar_path(dataset_path: str | os.PathLike[str]) -> Path:
+    """`<dataset>.schema.json` next to the dataset: `survey.csv` → `survey.csv.schema.json`."""
+    p = Path(dataset_path)
+    return p.with_name(p.name + SIDECAR_SUFFIX)
+
+
+def schema_for(dataset_path: str | os.PathLike[str]) -> Schema | None:
+    """The dataset's sidecar schema, or ``None`` if it has none (a bad sidecar raises)."""
+    path = sidecar_path(dataset_path)
+    return load_schema(path) if path.is_file() else None
+
+
+def load_schema(path: str | os.PathLike[str]) -> Schema:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise DataError(f"{p.name}: schema file not found ({p})") from None
+    except (OSError, UnicodeError) as exc:
+        raise DataError(f"{p.name}: cannot read schema ({exc})") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(
+            f"{p.name}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from None
+    try:
+        return Schema.from_dict(data)
+    except DataError as exc:
+        raise DataError(f"{p.name}: {exc}") from None
+
+
+def save_schema(schema: Schema, path: str | os.PathLike[str]) -> Path:
+    """Write ``schema`` as JSON atomically (temporary file, then ``os.replace``)."""
+    p = Path(path)
+    text = json.dumps(schema.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    tmp_name: str | None = None
+    try:
+        # os.open (unlike mkstemp) creates the file with the umask's usual permissions.
+        tmp_name = str(p.with_name(f".{p.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"))
+        fd = os.open(tmp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, p)
+        tmp_name = None
+    except OSError as exc:
+        raise DataError(f"{p.name}: cannot save schema ({exc.strerror or exc})") from exc
+    finally:
+        if tmp_name is not None:
+            Path(tmp_name).unlink(missing_ok=True)
+    return p
+
+
+# --- helpers ---------------------------------------------------------------------------
+
+
+def _bound(value: Any, where: str, which: str) -> float:
+    if isinstance(value, bool):
+        raise DataError(f"{where}: the {which} bound must be a number, not {value}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise DataError(f"{where}: the {which} bound must be a number, not {value!r}") from None
+    if not math.isfinite(number):
+        raise DataError(f"{where}: the {which} bound must be finite, not {number}")
+    return number
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "?"
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,g}"
+
+
+def _json_number(value: float | None) -> float | int | None:
+    if value is not None and float(value).is_integer() and abs(value) < 2**53:
+        return int(value)
+    return value

@@ -1,0 +1,123 @@
+"""Start DP Studio: show the main window, or render it offscreen to an image file."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QMessageLogContext, Qt, QtMsgType, qInstallMessageHandler
+from PySide6.QtGui import QImageWriter
+from PySide6.QtWidgets import QApplication
+
+from dpstudio.data.dataset import Dataset, open_dataset
+from dpstudio.data.errors import DataError
+from dpstudio.data.samples import sample_path
+from dpstudio.ui.display import display_problem
+from dpstudio.ui.main_window import APP_NAME, MainWindow
+from dpstudio.ui.style import app_icon, apply_light_theme, configure_pyqtgraph
+
+DEFAULT_SIZE = (1400, 900)
+DEFAULT_SAMPLE = "survey"
+
+configure_pyqtgraph()
+
+
+def run_app(
+    dataset: str | None = None,
+    screenshot: str | None = None,
+    size: tuple[int, int] = DEFAULT_SIZE,
+) -> int:
+    """Run DP Studio on ``dataset`` (default: the bundled survey sample).
+
+    With ``screenshot``, render the window offscreen at ``size`` into that image file,
+    print its path and return 0. Otherwise show the window and return the event loop's
+    exit code. Returns 1 if there is no display, 2 if the dataset cannot be loaded or the
+    image cannot be written; the reason goes to stderr on one line.
+    """
+    if screenshot is not None:
+        if not os.environ.get("QT_QPA_PLATFORM"):
+            os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before any QApplication exists
+    elif (problem := display_problem()) is not None:
+        print(problem, file=sys.stderr)
+        return 1
+
+    try:
+        width, height = (int(v) for v in size)
+        if width < 1 or height < 1:
+            raise ValueError
+    except (TypeError, ValueError):
+        return _fail(f"invalid window size {size!r}; give it as WIDTHxHEIGHT, e.g. 1400x900")
+
+    try:
+        loaded = open_dataset(dataset if dataset is not None else sample_path(DEFAULT_SAMPLE))
+    except DataError as exc:
+        return _fail(str(exc))
+
+    if screenshot is not None and not Path(screenshot).parent.is_dir():
+        return _fail(f"could not write the screenshot to {screenshot}: no such folder")
+
+    app = _application()
+    if screenshot is not None:
+        return _screenshot(app, loaded, Path(screenshot), (width, height))
+    window = MainWindow(loaded)
+    window.resize(width, height)
+    window.show()
+    return int(app.exec())
+
+
+def _application() -> QApplication:
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        app = QApplication([sys.argv[0] if sys.argv and sys.argv[0] else "dpstudio"])
+    app.setApplicationName(APP_NAME)
+    app.setWindowIcon(app_icon())
+    apply_light_theme(app)
+    return app
+
+
+def _quiet_offscreen_warnings(kind: QtMsgType, context: QMessageLogContext, message: str) -> None:
+    """Drop the offscreen plugin's harmless notices; print everything else as Qt would."""
+    if "does not support propagateSizeHints" in message:
+        return
+    if kind != QtMsgType.QtDebugMsg:
+        print(message, file=sys.stderr)
+
+
+def _screenshot(app: QApplication, dataset: Dataset, path: Path, size: tuple[int, int]) -> int:
+    previous = qInstallMessageHandler(_quiet_offscreen_warnings)
+    try:
+        return _render(app, dataset, path, size)
+    finally:
+        qInstallMessageHandler(previous)
+
+
+def _render(app: QApplication, dataset: Dataset, path: Path, size: tuple[int, int]) -> int:
+    window = MainWindow(dataset)
+    window.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+    window.resize(*size)
+    window.show()
+    for _ in range(5):
+        app.processEvents()
+    image = window.grab().toImage()
+    window.close()
+    window.deleteLater()
+    if (image.width(), image.height()) != size:
+        # A device-pixel ratio other than 1, or a window that refused to shrink that far.
+        image = image.scaled(
+            *size,
+            Qt.AspectRatioMode.IgnoreAspectRatio,
+            Qt.TransformationMode.SmoothTransformation,
+        )
+    suffix = path.suffix.lower().lstrip(".")
+    supported = {bytes(f).decode().lower() for f in QImageWriter.supportedImageFormats()}
+    fmt = suffix if suffix in supported else "png"
+    if not image.save(str(path), fmt.upper()):
+        return _fail(f"could not write the screenshot to {path}")
+    print(path.resolve())
+    return 0
+
+
+def _fail(message: str) -> int:
+    print(f"{APP_NAME}: {message}", file=sys.stderr)
+    return 2
