@@ -84,7 +84,7 @@ class IntegerNoise:
         """Sensitivity in the units of the values (ℓ₁ for Laplace, ℓ₂ for Gaussian)."""
         if self.family == "gaussian":
             return self.sensitivity * self.grid * math.sqrt(self.coordinates)
-        return self.sensitivity * self.grid
+        return self.sensitivity * self.grid * self.coordinates
 
     def sample(self, size: int, source: Source) -> np.ndarray:
         """``size`` draws of integer noise (grid units) from ``source``."""

@@ -310,15 +310,21 @@ def _scalar_release(spec: QuerySpec, noisy: _Noisy, clamped: int, sensitivity: f
     )
 
 
+def _present(values: np.ndarray) -> np.ndarray:
+    """Mask of non-missing entries: not None and not NaN (NaN is the one value ≠ itself)."""
+    v = np.asarray(values)
+    if v.dtype.kind in "fc":
+        return ~np.isnan(v)
+    if v.dtype.kind != "O":
+        return np.ones(v.shape, dtype=bool)
+    return np.not_equal(v, None) & np.equal(v, v)
+
+
 def _count(values, spec, source):
     v = np.asarray(values)
     if v.size == 0:
         raise QueryError("the column is empty")
-    if v.dtype.kind in "fc":
-        present = np.isfinite(v.astype(np.float64))
-    else:
-        present = np.array([x is not None and x == x for x in v.tolist()], dtype=bool)
-    noisy = _count_noisy(v[present], _family(spec), spec.relation, spec.epsilon, spec.delta,
+    noisy = _count_noisy(v[_present(v)], _family(spec), spec.relation, spec.epsilon, spec.delta,
                          source)
     return _scalar_release(spec, noisy, 0, 1.0)
 
@@ -420,9 +426,12 @@ def _histogram(values, spec, source):
     if v.size == 0:
         raise QueryError("the column is empty")
     if edges is None:
+        present = v[_present(v)].astype(str)
+        distinct, codes = np.unique(present, return_inverse=True)
         index = {c: i for i, c in enumerate(labels)}
-        cells = np.fromiter((index.get(str(x), -1) if x is not None and x == x else -2
-                             for x in v.tolist()), dtype=np.int64, count=v.size)
+        # A dictionary look-up per distinct value, not per record.
+        cell_of = np.array([index.get(d, -1) for d in distinct.tolist()], dtype=np.int64)
+        cells = cell_of[codes] if present.size else np.empty(0, dtype=np.int64)
         clamped = int(np.count_nonzero(cells == -1))  # present, but not a declared category
         cells = cells[cells >= 0]
     else:

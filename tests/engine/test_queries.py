@@ -78,7 +78,10 @@ def test_count_and_histogram():
                        relation="replace")
     rb = run_query(AGES, binned, SimulationSource(3))
     assert list(rb.value) == ["[0, 25)", "[25, 50)", "[50, 75)", "[75, 100)"]
-    assert rb.sensitivity == pytest.approx(math.sqrt(2))
+    assert rb.sensitivity == pytest.approx(math.sqrt(2))  # ℓ₂: two cells move by one
+    lap = run_query(AGES, QuerySpec("histogram", "laplace", epsilon=0.5, bounds=(0, 100), bins=4,
+                                    relation="replace"), SimulationSource(3))
+    assert lap.sensitivity == 2.0 and lap.noise_scale == pytest.approx(2.0 / 0.5)  # ℓ₁
     assert sum(rb.value.values()) == pytest.approx(AGES.size, abs=5 * 2 * math.sqrt(rb.variance))
 
 

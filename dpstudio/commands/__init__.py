@@ -1,0 +1,1 @@
+"""The headless commands of ``dpstudio``, one module each with ``parser()`` and ``run(argv)``."""
