@@ -12,6 +12,7 @@ by interval arithmetic with a union bound, so the stated coverage is a guarantee
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -29,8 +30,11 @@ __all__ = [
     "RELATIONS",
     "QuerySpec",
     "Release",
+    "delta_method_variance",
+    "plan_sums",
     "release",
     "run_query",
+    "simulate_query",
     "sum_sensitivity",
 ]
 
@@ -207,41 +211,45 @@ def _snap(values: np.ndarray, lo: float, hi: float, grid: float, source: Source
 
 
 @dataclass
-class _Noisy:
-    """One noisy bounded sum: released value (value units) and its noise."""
+class _Sum:
+    """One bounded sum a query spends budget on: its values and declared range."""
 
-    value: float
-    noise: IntegerNoise
-
-    def interval(self, confidence: float) -> tuple[float, float]:
-        h = self.noise.half_width(confidence)
-        return self.value - h, self.value + h
+    name: str
+    values: np.ndarray
+    lo: float
+    hi: float
 
 
-def _bounded_sum(values: np.ndarray, lo: float, hi: float, family: NoiseFamily,
-                 relation: str, epsilon: float, delta: float, source: Source) -> _Noisy:
-    """Noisy sum of ``values`` clamped to [lo, hi] (values already finite)."""
-    sens = sum_sensitivity(lo, hi, relation)
-    if sens == 0:
-        raise QueryError("the declared bounds give this statistic zero sensitivity")
-    grid = family.grid(sens, epsilon, delta)
-    steps, lo_s, hi_s = _snap(values, lo, hi, grid, source)
-    sens_steps = int(hi_s - lo_s) if relation == "replace" else int(max(abs(lo_s), abs(hi_s)))
-    if steps.size and (abs(lo_s) + abs(hi_s)) * steps.size >= 2**62:
-        raise QueryError("too many records for an exact integer sum at this precision")
-    noise = family.calibrate(sens_steps, grid, epsilon, delta)
-    total = int(steps.sum()) + int(noise.sample(1, source)[0])
-    return _Noisy(total * grid, noise)
+@dataclass
+class _Plan:
+    """A numeric query as bounded sums plus a vectorized post-processing of their values."""
+
+    sums: list[_Sum]
+    post: Callable[[dict[str, np.ndarray]], np.ndarray]
+    clamped: int
+    sensitivity: float
+    lo: float = 0.0
+    hi: float = 0.0
 
 
-def _count_noisy(values: np.ndarray, family: NoiseFamily, relation: str, epsilon: float,
-                 delta: float, source: Source) -> _Noisy:
-    """Noisy number of (non-missing) values: a bounded sum of ones, sensitivity 1.
-
-    Under replace a record can change from missing to present, so the count is not public.
-    """
-    return _bounded_sum(np.ones(values.size), 0.0, 1.0, family, relation, epsilon, delta,
-                        source)
+def _noisy_sums(plan: _Plan, family: NoiseFamily, spec: QuerySpec, source: Source,
+                size: int) -> tuple[dict[str, np.ndarray], dict[str, IntegerNoise]]:
+    """``size`` noisy draws of each bounded sum; the budget split evenly (basic composition)."""
+    eps, dlt = spec.epsilon / len(plan.sums), spec.delta / len(plan.sums)
+    values, noises = {}, {}
+    for part in plan.sums:
+        sens = sum_sensitivity(part.lo, part.hi, spec.relation)
+        if sens == 0:
+            raise QueryError("the declared bounds give this statistic zero sensitivity")
+        grid = family.grid(sens, eps, dlt)
+        steps, lo_s, hi_s = _snap(part.values, part.lo, part.hi, grid, source)
+        if steps.size and (abs(lo_s) + abs(hi_s)) * steps.size >= 2**62:
+            raise QueryError("too many records for an exact integer sum at this precision")
+        sens_steps = hi_s - lo_s if spec.relation == "replace" else max(abs(lo_s), abs(hi_s))
+        noise = family.calibrate(int(sens_steps), grid, eps, dlt)
+        values[part.name] = (int(steps.sum()) + noise.sample(size, source)) * grid
+        noises[part.name] = noise
+    return values, noises
 
 
 def _family(spec: QuerySpec) -> NoiseFamily:
@@ -266,11 +274,12 @@ def run_query(values: np.ndarray, spec: QuerySpec, source: Source) -> Release:
     insists on the OS CSPRNG.
     """
     spec = spec.validated()
-    handler = {
-        "count": _count, "sum": _sum, "mean": _mean, "variance": _variance,
-        "histogram": _histogram, "quantile": _quantile, "median": _quantile,
-    }[spec.query]
-    out = handler(values, spec, source)
+    if spec.query == "histogram":
+        out = _histogram(values, spec, source)
+    elif spec.query in ("quantile", "median"):
+        out = _quantile(values, spec, source)
+    else:
+        out = _numeric_release(values, spec, source)
     out.simulated = not source.is_secure
     out.source = source.label
     out.column = spec.column
@@ -280,6 +289,28 @@ def run_query(values: np.ndarray, spec: QuerySpec, source: Source) -> Release:
 def release(values: np.ndarray, spec: QuerySpec, source: Source) -> Release:
     """A real release: like :func:`run_query` but only with a :class:`SecureSource`."""
     return run_query(values, spec, require_secure(source))
+
+
+def simulate_query(values: np.ndarray, spec: QuerySpec, size: int, source: Source
+                   ) -> np.ndarray:
+    """``size`` independent answers of ``spec`` on ``values``, for Monte-Carlo utility.
+
+    Exactly the release's distribution (the same plan, noise and post-processing), drawn
+    in bulk: shape ``(size,)``, or ``(size, cells)`` for a histogram. Randomized rounding to
+    the grid is drawn once, not per answer (its effect is far below the noise's).
+    """
+    spec = spec.validated()
+    size = int(size)
+    if spec.query == "histogram":
+        counts, noise, _, _ = _histogram_parts(values, spec)
+        draws = noise.sample(size * counts.size, source).reshape(size, counts.size)
+        return (counts * noise.sensitivity + draws) * noise.grid
+    if spec.query in ("quantile", "median"):
+        mech, candidates, scores, _ = _quantile_parts(values, spec)
+        return candidates[mech.select(scores, source, size=size)]
+    plan = _plan(values, spec)
+    noisy, _ = _noisy_sums(plan, _family(spec), spec, source, size)
+    return plan.post(noisy)
 
 
 def _numeric(values: np.ndarray, spec: QuerySpec) -> tuple[np.ndarray, int]:
@@ -299,17 +330,6 @@ def _numeric(values: np.ndarray, spec: QuerySpec) -> tuple[np.ndarray, int]:
     return finite, int(np.count_nonzero((finite < lo) | (finite > hi)))
 
 
-def _scalar_release(spec: QuerySpec, noisy: _Noisy, clamped: int, sensitivity: float) -> Release:
-    lo, hi = noisy.interval(spec.confidence)
-    return Release(
-        query=spec.query, mechanism=spec.mechanism, epsilon=spec.epsilon, delta=spec.delta,
-        relation=spec.relation, value=noisy.value, sensitivity=sensitivity,
-        noise_scale=noisy.noise.noise_scale, variance=noisy.noise.variance, ci_low=lo,
-        ci_high=hi, confidence=spec.confidence, simulated=False, source="",
-        components=[noisy.noise.to_dict()], clamped=clamped,
-    )
-
-
 def _present(values: np.ndarray) -> np.ndarray:
     """Mask of non-missing entries: not None and not NaN (NaN is the one value ≠ itself)."""
     v = np.asarray(values)
@@ -320,94 +340,117 @@ def _present(values: np.ndarray) -> np.ndarray:
     return np.not_equal(v, None) & np.equal(v, v)
 
 
-def _count(values, spec, source):
-    v = np.asarray(values)
-    if v.size == 0:
-        raise QueryError("the column is empty")
-    noisy = _count_noisy(v[_present(v)], _family(spec), spec.relation, spec.epsilon, spec.delta,
-                         source)
-    return _scalar_release(spec, noisy, 0, 1.0)
+def _plan(values: np.ndarray, spec: QuerySpec) -> _Plan:
+    """The bounded sums of a count, sum, mean or variance, and how to combine them.
 
-
-def _sum(values, spec, source):
+    The count of values is a bounded sum of ones in [0, 1] (sensitivity 1 under both
+    relations: under replace a value can change from missing to present). Mean and
+    variance divide by a noisy count, floored at 1.
+    """
+    if spec.query == "count":
+        v = np.asarray(values)
+        if v.size == 0:
+            raise QueryError("the column is empty")
+        ones = np.ones(int(np.count_nonzero(_present(v))))
+        return _Plan([_Sum("count", ones, 0.0, 1.0)], lambda d: d["count"], 0, 1.0)
     finite, clamped = _numeric(values, spec)
     lo, hi = check_bounds(spec.bounds)
-    noisy = _bounded_sum(finite, lo, hi, _family(spec), spec.relation, spec.epsilon,
-                         spec.delta, source)
-    return _scalar_release(spec, noisy, clamped, sum_sensitivity(lo, hi, spec.relation))
+    sens = sum_sensitivity(lo, hi, spec.relation)
+    total = _Sum("sum", finite, lo, hi)
+    count = _Sum("count", np.ones(finite.size), 0.0, 1.0)
+    if spec.query == "sum":
+        return _Plan([total], lambda d: d["sum"], clamped, sens, lo, hi)
+    if spec.query == "mean":
+        def mean(d):
+            return np.clip(d["sum"] / np.maximum(d["count"], 1.0), lo, hi)
 
-
-def _mean(values, spec, source):
-    finite, clamped = _numeric(values, spec)
-    lo, hi = check_bounds(spec.bounds)
-    fam = _family(spec)
-    eps, dlt = spec.epsilon / 2, spec.delta / 2
-    total = _bounded_sum(finite, lo, hi, fam, spec.relation, eps, dlt, source)
-    count = _count_noisy(finite, fam, spec.relation, eps, dlt, source)
-    c = max(count.value, 1.0)
-    value = float(np.clip(total.value / c, lo, hi))
-    # Union bound over the two noisy sums; the ratio's range over the box is the interval.
-    conf = 1.0 - (1.0 - spec.confidence) / 2
-    s_iv, c_iv = total.interval(conf), count.interval(conf)
-    if c_iv[0] < 1.0:
-        ci = (lo, hi)
-    else:
-        ci = tuple(float(np.clip(x, lo, hi)) for x in _box_ratio(s_iv, c_iv))
-    var = (total.noise.variance + value * value * count.noise.variance) / (c * c)
-    return Release(
-        query="mean", mechanism=spec.mechanism, epsilon=spec.epsilon, delta=spec.delta,
-        relation=spec.relation, value=value,
-        sensitivity=sum_sensitivity(lo, hi, spec.relation),
-        noise_scale=total.noise.noise_scale, variance=var, ci_low=ci[0], ci_high=ci[1],
-        confidence=spec.confidence, simulated=False, source="", variance_exact=False,
-        components=[total.noise.to_dict() | {"statistic": "sum"},
-                    count.noise.to_dict() | {"statistic": "count"}],
-        notes=["mean = noisy sum / noisy count, each with half the budget; "
-               "variance by the delta method (approximate); interval guaranteed"],
-        clamped=clamped,
-    )
-
-
-def _variance(values, spec, source):
-    finite, clamped = _numeric(values, spec)
-    lo, hi = check_bounds(spec.bounds)
-    fam = _family(spec)
-    eps, dlt = spec.epsilon / 3, spec.delta / 3
+        return _Plan([total, count], mean, clamped, sens, lo, hi)
     sq_lo = 0.0 if lo <= 0.0 <= hi else min(lo * lo, hi * hi)
     sq_hi = max(lo * lo, hi * hi)
     clipped = np.clip(finite, lo, hi)
-    sum_sq = _bounded_sum(clipped * clipped, sq_lo, sq_hi, fam, spec.relation, eps, dlt, source)
-    total = _bounded_sum(clipped, lo, hi, fam, spec.relation, eps, dlt, source)
-    count = _count_noisy(finite, fam, spec.relation, eps, dlt, source)
-    c = max(count.value, 1.0)
+    squares = _Sum("sum of squares", clipped * clipped, sq_lo, sq_hi)
     cap = (hi - lo) ** 2 / 4.0  # the largest variance of values in [lo, hi]
-    value = float(np.clip(sum_sq.value / c - (total.value / c) ** 2, 0.0, cap))
-    conf = 1.0 - (1.0 - spec.confidence) / 3
-    c_iv = count.interval(conf)
-    if c_iv[0] < 1.0:
-        ci = (0.0, cap)
+
+    def variance(d):
+        c = np.maximum(d["count"], 1.0)
+        return np.clip(d["sum of squares"] / c - (d["sum"] / c) ** 2, 0.0, cap)
+
+    return _Plan([squares, total, count], variance, clamped, sens, lo, hi)
+
+
+def delta_method_variance(query: str, sums: dict[str, float], variances: dict[str, float]
+                          ) -> float:
+    """Approximate variance of a count, sum, mean or variance from its noisy sums.
+
+    ``sums`` are the (noisy or true) bounded sums by name, ``variances`` their noise
+    variances; first-order (delta method) for the ratios of mean and variance.
+    """
+    if query in ("count", "sum"):
+        return variances[query]
+    c = max(sums["count"], 1.0)
+    m = sums["sum"] / c
+    if query == "mean":
+        return (variances["sum"] + m * m * variances["count"]) / (c * c)
+    return (variances["sum of squares"] + 4 * m * m * variances["sum"]
+            + (sums["sum of squares"] / c - 2 * m * m) ** 2 * variances["count"]) / (c * c)
+
+
+def plan_sums(values: np.ndarray, spec: QuerySpec) -> list[tuple[str, float, float]]:
+    """(name, true sum of the clamped values, sensitivity) of each bounded sum of a count,
+    sum, mean or variance — for analytic utility on the analyst's own data, never released.
+    """
+    plan = _plan(values, spec.validated())
+    return [(p.name, float(np.clip(p.values, p.lo, p.hi).sum()),
+             sum_sensitivity(p.lo, p.hi, spec.relation)) for p in plan.sums]
+
+
+def _numeric_release(values: np.ndarray, spec: QuerySpec, source: Source) -> Release:
+    plan = _plan(values, spec)
+    noisy, noises = _noisy_sums(plan, _family(spec), spec, source, 1)
+    value = float(plan.post(noisy)[0])
+    got = {name: float(v[0]) for name, v in noisy.items()}
+    # Union bound: each noisy sum's interval at 1 − β/k holds jointly with 1 − β.
+    conf = 1.0 - (1.0 - spec.confidence) / len(plan.sums)
+    iv = {name: (got[name] - noises[name].half_width(conf),
+                 got[name] + noises[name].half_width(conf)) for name in got}
+    var = {name: noises[name].variance for name in got}
+    notes: list[str] = []
+    exact = True
+    variance = delta_method_variance(spec.query, got, var)
+    if spec.query in ("count", "sum"):
+        (name,) = got
+        ci = iv[name]
     else:
-        sq_iv = sum_sq.interval(conf)
-        a_lo, a_hi = _box_ratio((max(sq_iv[0], 0.0), max(sq_iv[1], 0.0)), c_iv)
-        m_lo, m_hi = _box_ratio(total.interval(conf), c_iv)
-        msq_lo = 0.0 if m_lo <= 0.0 <= m_hi else min(m_lo * m_lo, m_hi * m_hi)
-        msq_hi = max(m_lo * m_lo, m_hi * m_hi)
-        ci = (float(np.clip(a_lo - msq_hi, 0.0, cap)), float(np.clip(a_hi - msq_lo, 0.0, cap)))
-    m = total.value / c
-    var = (sum_sq.noise.variance + 4 * m * m * total.noise.variance
-           + (sum_sq.value / c - 2 * m * m) ** 2 * count.noise.variance) / (c * c)
+        exact = False
+        lo, hi = plan.lo, plan.hi
+        if spec.query == "mean":
+            ci = (lo, hi) if iv["count"][0] < 1.0 else tuple(
+                float(np.clip(x, lo, hi)) for x in _box_ratio(iv["sum"], iv["count"]))
+            notes.append("mean = noisy sum / noisy count, each with half the budget; variance "
+                         "by the delta method (approximate); interval guaranteed")
+        else:
+            cap = (hi - lo) ** 2 / 4.0
+            if iv["count"][0] < 1.0:
+                ci = (0.0, cap)
+            else:
+                sq = iv["sum of squares"]
+                a_lo, a_hi = _box_ratio((max(sq[0], 0.0), max(sq[1], 0.0)), iv["count"])
+                m_lo, m_hi = _box_ratio(iv["sum"], iv["count"])
+                msq_lo = 0.0 if m_lo <= 0.0 <= m_hi else min(m_lo * m_lo, m_hi * m_hi)
+                msq_hi = max(m_lo * m_lo, m_hi * m_hi)
+                ci = (float(np.clip(a_lo - msq_hi, 0.0, cap)),
+                      float(np.clip(a_hi - msq_lo, 0.0, cap)))
+            notes.append("variance = Σx²/n − (Σx/n)² from three noisy sums, each with a third "
+                         "of the budget; interval guaranteed by interval arithmetic")
+    main = noises.get("sum", next(iter(noises.values())))
     return Release(
-        query="variance", mechanism=spec.mechanism, epsilon=spec.epsilon, delta=spec.delta,
-        relation=spec.relation, value=value,
-        sensitivity=sum_sensitivity(lo, hi, spec.relation),
-        noise_scale=total.noise.noise_scale, variance=var, ci_low=ci[0], ci_high=ci[1],
-        confidence=spec.confidence, simulated=False, source="", variance_exact=False,
-        components=[sum_sq.noise.to_dict() | {"statistic": "sum of squares"},
-                    total.noise.to_dict() | {"statistic": "sum"},
-                    count.noise.to_dict() | {"statistic": "count"}],
-        notes=["variance = Σx²/n − (Σx/n)² from three noisy sums, each with a third of the "
-               "budget; interval guaranteed by interval arithmetic"],
-        clamped=clamped,
+        query=spec.query, mechanism=spec.mechanism, epsilon=spec.epsilon, delta=spec.delta,
+        relation=spec.relation, value=value, sensitivity=plan.sensitivity,
+        noise_scale=main.noise_scale, variance=variance, ci_low=float(ci[0]),
+        ci_high=float(ci[1]), confidence=spec.confidence, simulated=False, source="",
+        variance_exact=exact,
+        components=[noises[n].to_dict() | {"statistic": n} for n in noises],
+        notes=notes, clamped=plan.clamped,
     )
 
 
@@ -420,7 +463,8 @@ def histogram_bins(spec: QuerySpec) -> tuple[list[str], np.ndarray | None]:
     return [f"[{a:g}, {b:g})" for a, b in zip(edges[:-1], edges[1:], strict=True)], edges
 
 
-def _histogram(values, spec, source):
+def _histogram_parts(values, spec: QuerySpec):
+    """True counts per cell, calibrated noise, labels and the analyst-only clamped count."""
     labels, edges = histogram_bins(spec)
     v = np.asarray(values)
     if v.size == 0:
@@ -443,9 +487,13 @@ def _histogram(values, spec, source):
     coords = 2 if spec.relation == "replace" else 1
     # Counts are integers: the grid never coarsens past 1 here (no rounding of counts).
     grid = min(1.0, fam.grid(1.0, spec.epsilon, spec.delta, coords))
-    steps = int(round(1.0 / grid))
-    noise = fam.calibrate(steps, grid, spec.epsilon, spec.delta, coords)
-    noisy = (counts * steps + noise.sample(counts.size, source)) * grid
+    noise = fam.calibrate(int(round(1.0 / grid)), grid, spec.epsilon, spec.delta, coords)
+    return counts, noise, labels, clamped
+
+
+def _histogram(values, spec, source):
+    counts, noise, labels, clamped = _histogram_parts(values, spec)
+    noisy = (counts * noise.sensitivity + noise.sample(counts.size, source)) * noise.grid
     h = noise.half_width(spec.confidence)
     return Release(
         query="histogram", mechanism=spec.mechanism, epsilon=spec.epsilon, delta=spec.delta,
@@ -468,7 +516,8 @@ def quantile_scores(values: np.ndarray, candidates: np.ndarray, q: float) -> np.
     return -np.abs((1.0 - q) * below - q * above)
 
 
-def _quantile(values, spec, source):
+def _quantile_parts(values, spec: QuerySpec):
+    """Mechanism, candidate values, their scores, and the analyst-only clamped count."""
     finite, clamped = _numeric(values, spec)
     lo, hi = check_bounds(spec.bounds)
     q = 0.5 if spec.query == "median" else float(spec.quantile)
@@ -479,19 +528,23 @@ def _quantile(values, spec, source):
     # 1 when its value changes.
     du = 1.0 if spec.relation == "replace" else max(q, 1.0 - q)
     mech: SelectionMechanism = info.build(epsilon=spec.epsilon, sensitivity=du)
-    scores = quantile_scores(np.clip(finite, lo, hi), candidates, q)
+    return mech, candidates, quantile_scores(np.clip(finite, lo, hi), candidates, q), clamped
+
+
+def _quantile(values, spec, source):
+    mech, candidates, scores, clamped = _quantile_parts(values, spec)
     chosen = mech.select(scores, source)
-    beta = 1.0 - spec.confidence
+    bound = mech.utility_bound(candidates.size, 1.0 - spec.confidence)
     return Release(
         query=spec.query, mechanism=spec.mechanism, epsilon=spec.epsilon, delta=0.0,
-        relation=spec.relation, value=float(candidates[chosen]), sensitivity=du,
+        relation=spec.relation, value=float(candidates[chosen]), sensitivity=mech.sensitivity,
         noise_scale=None, variance=None, ci_low=None, ci_high=None,
         confidence=spec.confidence, simulated=False, source="",
         components=[{"mechanism": spec.mechanism, "candidates": int(candidates.size),
-                     "score_sensitivity": du, "epsilon": spec.epsilon,
-                     "rank_error_bound": mech.utility_bound(candidates.size, beta)}],
+                     "score_sensitivity": mech.sensitivity, "epsilon": spec.epsilon,
+                     "rank_error_bound": bound}],
         notes=[f"with probability {spec.confidence:g} the released value's rank error is at "
-               f"most {mech.utility_bound(candidates.size, beta):.1f} records "
-               "(exponential-mechanism bound); no interval in value units without more budget"],
+               f"most {bound:.1f} records (exponential-mechanism bound); no interval in value "
+               "units without more budget"],
         clamped=clamped,
     )

@@ -8,7 +8,13 @@ import pytest
 
 from dpstudio.engine.calibration import analytic_gaussian_sigma
 from dpstudio.engine.errors import EngineError, ParameterError, QueryError
-from dpstudio.engine.queries import QuerySpec, release, run_query, sum_sensitivity
+from dpstudio.engine.queries import (
+    QuerySpec,
+    release,
+    run_query,
+    simulate_query,
+    sum_sensitivity,
+)
 from dpstudio.engine.rng import InsecureSourceError, SecureSource, SimulationSource
 
 RNG = np.random.default_rng(0)
@@ -142,3 +148,33 @@ def test_bad_input_gets_a_one_line_message(values, spec, error):
         run_query(values, spec, SimulationSource(0))
     assert isinstance(err.value, EngineError)
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("query", ["sum", "mean", "variance", "count"])
+def test_simulate_query_has_the_release_distribution(query):
+    spec = QuerySpec(query, "laplace", epsilon=0.3, bounds=(0.0, 100.0))
+    sims = simulate_query(AGES, spec, 4000, SimulationSource(1))
+    outs = np.array([r.value for r in _repeat(AGES, spec, seed=2, reps=300)])
+    assert sims.shape == (4000,)
+    # Same mean (5 standard errors of the difference) and same spread (within 25%).
+    se = math.sqrt(sims.var() / sims.size + outs.var() / outs.size)
+    assert abs(sims.mean() - outs.mean()) < 5 * se
+    assert sims.std() == pytest.approx(outs.std(), rel=0.25)
+
+
+def test_simulate_query_power_a_wrong_epsilon_is_visible():
+    spec = QuerySpec("sum", "laplace", epsilon=0.3, bounds=(0.0, 100.0))
+    wrong = QuerySpec("sum", "laplace", epsilon=0.6, bounds=(0.0, 100.0))
+    a = simulate_query(AGES, spec, 4000, SimulationSource(1))
+    b = simulate_query(AGES, wrong, 4000, SimulationSource(2))
+    assert a.std() > 1.6 * b.std()  # scale ratio 2; 5 SE of an std ratio at n=4000 ≈ 0.1
+
+
+def test_simulate_histogram_and_quantile_shapes():
+    hist = QuerySpec("histogram", "gaussian", epsilon=1.0, delta=1e-6, bounds=(0, 100), bins=5)
+    h = simulate_query(AGES, hist, 100, SimulationSource(0))
+    assert h.shape == (100, 5)
+    assert h.sum(axis=1).mean() == pytest.approx(AGES.size, abs=50)
+    med = simulate_query(AGES, QuerySpec("median", "exponential", 1.0, bounds=(0.0, 100.0)),
+                         200, SimulationSource(0))
+    assert med.shape == (200,) and abs(np.median(med) - np.median(AGES)) < 3

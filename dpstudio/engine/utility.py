@@ -1,0 +1,191 @@
+"""Privacy–utility curves of the central model: error against ε, analytic and simulated.
+
+The analytic curve is the noise's own error (no clamping bias), from the calibrated noise
+scale at each ε. The Monte-Carlo curve runs the very release on the analyst's data many
+times (:func:`dpstudio.engine.queries.simulate_query`) and measures the error against the
+true, unclamped statistic, so clamping bias shows. Both are for the analyst's eyes: they
+use the raw data and are never released.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy.special import ndtri
+
+from dpstudio.engine.errors import QueryError
+from dpstudio.engine.jobs import State, check
+from dpstudio.engine.queries import (
+    QuerySpec,
+    delta_method_variance,
+    histogram_bins,
+    plan_sums,
+    simulate_query,
+    sum_sensitivity,
+)
+from dpstudio.engine.registry import REGISTRY
+from dpstudio.engine.rng import Source
+
+__all__ = ["METRICS", "ErrorCurve", "analytic_curve", "monte_carlo_curve", "true_value"]
+
+METRICS = {
+    "rmse": "root-mean-square error",
+    "relative": "relative error (RMSE / |true value|)",
+    "tv": "total-variation distance (histograms)",
+    "ci_halfwidth": "half-width of the confidence interval",
+}
+
+
+@dataclass
+class ErrorCurve:
+    """Error of a release against ε; ``low``/``high`` bound a simulated point (≈95%)."""
+
+    label: str
+    trust_model: str
+    mechanism: str
+    metric: str
+    kind: str  # "analytic" or "monte-carlo"
+    epsilon: np.ndarray
+    error: np.ndarray
+    low: np.ndarray | None = None
+    high: np.ndarray | None = None
+
+
+def true_value(values: np.ndarray, spec: QuerySpec) -> np.ndarray:
+    """The exact statistic on the raw values (for measuring error; never released)."""
+    v = np.asarray(values)
+    if spec.query == "histogram":
+        labels, edges = histogram_bins(spec)
+        if edges is None:
+            codes = {c: i for i, c in enumerate(labels)}
+            present = [codes[x] for x in v[np.not_equal(v, None)].astype(str).tolist()
+                       if x in codes]
+            return np.bincount(np.asarray(present, dtype=np.int64), minlength=len(labels))
+        finite = v.astype(np.float64)
+        finite = finite[np.isfinite(finite)]
+        cells = np.clip(np.searchsorted(edges, finite, side="right") - 1, 0, len(labels) - 1)
+        return np.bincount(cells, minlength=len(labels))
+    if spec.query == "count":
+        return np.asarray(float(np.count_nonzero(np.not_equal(v, None) & np.equal(v, v))))
+    finite = v.astype(np.float64)
+    finite = finite[np.isfinite(finite)]
+    if finite.size == 0:
+        raise QueryError("the column has no finite values")
+    q = {"sum": np.sum, "mean": np.mean, "variance": np.var, "median": np.median}
+    if spec.query == "quantile":
+        return np.asarray(np.quantile(finite, float(spec.quantile)))
+    return np.asarray(float(q[spec.query](finite)))
+
+
+def _error(samples: np.ndarray, truth: np.ndarray, metric: str) -> tuple[float, float, float]:
+    """(point, low, high) of the metric over simulated answers (rows = replications)."""
+    if metric == "tv":
+        if samples.ndim != 2:
+            raise QueryError("total variation applies to histograms")
+        per = 0.5 * np.abs(samples - truth).sum(axis=1) / max(float(truth.sum()), 1.0)
+        mean, se = per.mean(), per.std(ddof=1) / math.sqrt(per.size)
+        return float(mean), float(mean - 2 * se), float(mean + 2 * se)
+    sq = (samples - truth) ** 2
+    sq = sq.mean(axis=1) if sq.ndim == 2 else sq  # per-cell mean square for histograms
+    mse, se = sq.mean(), sq.std(ddof=1) / math.sqrt(sq.size)
+    point, low, high = (math.sqrt(max(x, 0.0)) for x in (mse, mse - 2 * se, mse + 2 * se))
+    if metric == "relative":
+        scale = float(np.abs(truth).mean()) or 1.0
+        return point / scale, low / scale, high / scale
+    if metric == "ci_halfwidth":
+        raise QueryError("the interval half-width is analytic only")
+    return point, low, high
+
+
+def monte_carlo_curve(values: np.ndarray, spec: QuerySpec, epsilons: np.ndarray, reps: int,
+                      source: Source, metric: str = "rmse", state: State | None = None,
+                      label: str | None = None) -> ErrorCurve:
+    """Simulated error of ``spec``'s release on ``values`` at each ε (``reps`` answers each).
+
+    Cancellable between ε values through ``state``; reports progress after each.
+    """
+    eps = np.asarray(epsilons, dtype=np.float64)
+    truth = true_value(values, spec)
+    points = np.empty((eps.size, 3))
+    for i, e in enumerate(eps):
+        check(state)
+        sims = simulate_query(values, replace(spec, epsilon=float(e)), reps, source)
+        points[i] = _error(sims, truth, metric)
+        if state is not None:
+            state.progress((i + 1) / eps.size)
+    return ErrorCurve(label or f"{REGISTRY.get(spec.mechanism).label} (simulated)", "central",
+                      spec.mechanism, metric, "monte-carlo", eps, points[:, 0], points[:, 1],
+                      points[:, 2])
+
+
+def analytic_curve(spec: QuerySpec, epsilons: np.ndarray, metric: str = "rmse",
+                   values: np.ndarray | None = None, label: str | None = None) -> ErrorCurve:
+    """Error of the noise alone at each ε, from the continuous calibration of each part.
+
+    ``values`` (the analyst's column) are needed for mean and variance (delta method at
+    the true sums), relative error and total variation. Quantiles have no closed form:
+    raises QueryError (use :func:`monte_carlo_curve`).
+    """
+    info = REGISTRY.get(spec.mechanism)
+    if info.kind != "additive":
+        raise QueryError(f"no analytic error for {info.label}; simulate it")
+    eps = np.asarray(epsilons, dtype=np.float64)
+    truth = None if values is None else true_value(values, spec)
+    sums = None
+    if spec.query in ("mean", "variance", "count", "sum"):
+        if values is None and spec.query in ("mean", "variance"):
+            raise QueryError(f"the analytic error of a {spec.query} needs the data")
+        sums = plan_sums(values, spec) if values is not None else None
+    out = np.array([_analytic_point(spec, float(e), metric, truth, sums) for e in eps])
+    return ErrorCurve(label or f"{info.label} (analytic)", "central", spec.mechanism, metric,
+                      "analytic", eps, out)
+
+
+def _family(spec: QuerySpec, eps: float):
+    info = REGISTRY.get(spec.mechanism)
+    return info.build(**info.resolve(replace(spec, epsilon=eps).mechanism_params()))
+
+
+def _analytic_point(spec: QuerySpec, eps: float, metric: str, truth, sums) -> float:
+    family = _family(spec, eps)
+    if spec.query == "histogram":
+        coords = 2 if spec.relation == "replace" else 1
+        scale = family.continuous_scale(1.0, eps, spec.delta, coords)
+        if metric == "tv":
+            cells = len(histogram_bins(spec)[0])
+            # E|Z| is b for Laplace(b) and σ√(2/π) for N(0, σ²).
+            mad = scale if family.family == "laplace" else scale * math.sqrt(2.0 / math.pi)
+            total = float(np.sum(truth)) if truth is not None else 1.0
+            return 0.5 * cells * mad / max(total, 1.0)
+        return _finish(_sd(family, scale), metric, spec, truth)
+    if spec.query in ("quantile", "median"):
+        raise QueryError("quantiles have no analytic error curve; simulate them")
+    if sums is None:  # count or sum without the data: the noise is all there is
+        sens = 1.0 if spec.query == "count" else sum_sensitivity(*spec.bounds, spec.relation)
+        return _finish(_sd(family, family.continuous_scale(sens, eps, spec.delta)), metric,
+                       spec, truth)
+    k = len(sums)
+    variances = {name: _sd(family, family.continuous_scale(sens, eps / k, spec.delta / k)) ** 2
+                 for name, _, sens in sums}
+    true_sums = {name: total for name, total, _ in sums}
+    return _finish(math.sqrt(delta_method_variance(spec.query, true_sums, variances)), metric,
+                   spec, truth)
+
+
+def _sd(family, scale: float) -> float:
+    """Standard deviation of continuous noise at ``scale`` (Laplace b: √2·b; Gaussian σ)."""
+    return math.sqrt(2.0) * scale if family.family == "laplace" else scale
+
+
+def _finish(sd: float, metric: str, spec: QuerySpec, truth) -> float:
+    if metric == "rmse":
+        return sd
+    if metric == "relative":
+        scale = float(np.abs(truth).mean()) if truth is not None else 0.0
+        return sd / scale if scale else math.inf
+    if metric == "ci_halfwidth":
+        # Normal approximation of the half-width; the release reports the exact one.
+        return sd * float(ndtri(0.5 + spec.confidence / 2))
+    raise QueryError(f"metric {metric!r} does not apply to a {spec.query}")
