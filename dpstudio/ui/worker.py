@@ -1,0 +1,147 @@
+"""Run engine jobs off the UI thread: the newest request wins, results arrive on the UI thread.
+
+Jobs are the engine's pure functions ``fn(*args, state=state)`` (see
+:mod:`dpstudio.engine.jobs`). Each job has a *key* (e.g. ``"utility"``): submitting a new
+job with a key cancels the previous one with that key — its ``state.cancelled()`` turns
+true, and whatever it returns is dropped. One worker thread runs them in order (Orange3's
+and napari's pattern), so a stale job that has not started yet costs nothing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import traceback
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from dpstudio.engine.errors import EngineError
+from dpstudio.engine.jobs import Cancelled
+
+__all__ = ["Coalescer", "JobRunner"]
+
+
+class _State:
+    """The engine's job state for one submission: cancelled once superseded."""
+
+    def __init__(self, runner: JobRunner, key: str, generation: int) -> None:
+        self._runner, self._key, self._generation = runner, key, generation
+
+    def cancelled(self) -> bool:
+        return self._runner._generation(self._key) != self._generation
+
+    def progress(self, fraction: float, message: str = "") -> None:
+        if not self.cancelled():
+            self._runner.sig_progress.emit(self._key, float(fraction), message)
+
+
+class JobRunner(QObject):
+    """One worker thread; per-key generations decide which result is still wanted.
+
+    Signals are emitted from the worker thread; Qt queues them to receivers living in the
+    UI thread, so slots run there.
+    """
+
+    sig_finished = Signal(str, object)   # key, result
+    sig_failed = Signal(str, str)        # key, one-line message
+    sig_progress = Signal(str, float, str)
+    sig_busy = Signal(str, bool)         # key, whether a job for it is under way
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dpstudio-job")
+        self._lock = threading.Lock()
+        self._generations: dict[str, int] = {}
+        self._counter = itertools.count(1)
+        self._futures: dict[str, Future] = {}
+
+    def _generation(self, key: str) -> int:
+        with self._lock:
+            return self._generations.get(key, 0)
+
+    def submit(self, key: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> int:
+        """Run ``fn(*args, state=…, **kwargs)`` in the worker; supersede ``key``'s last job."""
+        with self._lock:
+            generation = next(self._counter)
+            self._generations[key] = generation
+        state = _State(self, key, generation)
+        self.sig_busy.emit(key, True)
+        self._futures[key] = self._pool.submit(self._run, key, generation, state, fn, args,
+                                               kwargs)
+        return generation
+
+    def cancel(self, key: str) -> None:
+        """Drop whatever ``key``'s current job would return."""
+        with self._lock:
+            self._generations[key] = next(self._counter)
+        self.sig_busy.emit(key, False)
+
+    def is_current(self, key: str, generation: int) -> bool:
+        return self._generation(key) == generation
+
+    def _run(self, key, generation, state, fn, args, kwargs) -> None:
+        if state.cancelled():
+            return
+        try:
+            result = fn(*args, state=state, **kwargs)
+        except Cancelled:
+            return
+        except EngineError as err:
+            if self.is_current(key, generation):
+                self.sig_failed.emit(key, str(err))
+                self.sig_busy.emit(key, False)
+            return
+        except Exception as err:  # a bug: say so in one line, keep the details on stderr
+            traceback.print_exc()
+            if self.is_current(key, generation):
+                self.sig_failed.emit(key, f"internal error: {type(err).__name__}: {err}")
+                self.sig_busy.emit(key, False)
+            return
+        if self.is_current(key, generation):
+            self.sig_finished.emit(key, result)
+            self.sig_busy.emit(key, False)
+
+    def wait(self, key: str, timeout: float = 30.0) -> None:
+        """Block until ``key``'s last job ended (tests and shutdown only)."""
+        future = self._futures.get(key)
+        if future is not None:
+            future.result(timeout=timeout)
+
+    def shutdown(self) -> None:
+        with self._lock:
+            for key in self._generations:
+                self._generations[key] = next(self._counter)
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+class Coalescer(QObject):
+    """Collapse a burst of calls into one, ``delay_ms`` after the last (slider drags).
+
+    ``coalescer(value)`` restarts the timer; when it fires, ``callback`` gets the last value.
+    """
+
+    def __init__(self, callback: Callable[[Any], None], delay_ms: int = 30,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._callback = callback
+        self._value: Any = None
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(delay_ms)
+        self._timer.timeout.connect(self._fire)
+
+    def __call__(self, value: Any = None) -> None:
+        self._value = value
+        self._timer.start()
+
+    def flush(self) -> None:
+        """Fire now if a call is pending."""
+        if self._timer.isActive():
+            self._timer.stop()
+            self._fire()
+
+    def _fire(self) -> None:
+        self._callback(self._value)
