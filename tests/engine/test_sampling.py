@@ -14,7 +14,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import special, stats
 
 from dpstudio.engine import _exact, sampling
 from dpstudio.engine.rng import SecureSource, SimulationSource
@@ -62,12 +62,35 @@ def gauss_cdf(sigma: float):
     return cdf
 
 
+def gauss_cdf_em(sigma: float):
+    """``P(Z <= k)`` for large sigma by Euler-Maclaurin: ``sum_{j<=k} f(j) = int_{-inf}^k f
+    + f(k)/2 + f'(k)/12 + O(sigma^-3)`` with ``f(x) = exp(-x^2/(2 sigma^2))`` and the
+    normaliser ``sigma sqrt(2 pi)`` (exact to ~1e-800); error ~sigma^-4 (1e-24 at 1e6)."""
+
+    def cdf(k):
+        z = np.asarray(k, dtype=np.float64) / sigma
+        phi = np.exp(-z * z / 2) / math.sqrt(2 * math.pi)
+        return special.ndtr(z) + phi / (2 * sigma) - z * phi / (12 * sigma**2)
+
+    return cdf
+
+
+def gauss_cdf_any(sigma: float):
+    """Direct summation up to sigma 1e5, Euler-Maclaurin above (too many terms to sum)."""
+    return gauss_cdf(sigma) if sigma <= 1e5 else gauss_cdf_em(sigma)
+
+
 def quantile_edges(cdf, lo: int, hi: int, bins: int = 60) -> np.ndarray:
-    """Integer bin edges at equal-probability quantiles of ``cdf`` on ``[lo, hi]``."""
-    ks = np.arange(lo, hi + 1)
-    F = cdf(ks)
-    idx = np.searchsorted(F, np.arange(1, bins) / bins)
-    return np.unique(ks[np.minimum(idx, ks.size - 1)] + 1)
+    """Integer bin edges at equal-probability quantiles of ``cdf`` on ``[lo, hi]``: one
+    past the smallest ``k`` with ``cdf(k) >= i / bins`` (``hi`` if none), by bisection."""
+    targets = np.arange(1, bins) / bins
+    a = np.full(targets.size, lo, dtype=np.int64)
+    b = np.full(targets.size, hi, dtype=np.int64)
+    while np.any(a < b):
+        mid = (a + b) // 2
+        ge = cdf(mid) >= targets
+        b, a = np.where(ge, mid, b), np.where(ge, a, mid + 1)
+    return np.unique(a + 1)
 
 
 def chi2_p(samples: np.ndarray, cdf, edges: np.ndarray) -> float:
@@ -134,11 +157,59 @@ def test_log_based_laplace_path(scale):
     check_fit(x, laplace_cdf, scale, span=15)
 
 
-@pytest.mark.parametrize("sigma", [0.7, 3.0, 300.0])
-def test_cks_gaussian_path(sigma):
-    # Used publicly above sigma 2048; here also where most proposals are rejected.
-    x = sampling._gaussian_cks(sigma, N, SimulationSource(14))
-    check_fit(x, gauss_cdf, sigma, span=8)
+@pytest.mark.parametrize("sigma", [3000.0, 2**15 + 123.4, 1e6])
+def test_block_gaussian_distribution(sigma):
+    # Block proposals + exact rejection: sigma > 2048, including the release range
+    # [2**15, 2**16) grid steps and a large scale.
+    x = sampling.discrete_gaussian(sigma, N, SimulationSource(14))
+    check_fit(x, gauss_cdf_any, sigma, span=8)
+
+
+def test_block_gaussian_narrow_blocks():
+    # The smallest block width, B = 2 (sigma / B in [512, 1024)), below the public range.
+    assert sampling._block_params(1500.0) == (1, 750.0)
+    x = sampling._gaussian_blocks(1500.0, N, SimulationSource(16))
+    check_fit(x, gauss_cdf, 1500.0, span=8)
+
+
+def tilted_cdf(j: int, sigma_table: float, sigma: float):
+    """CDF of the block sampler with an acceptance sigma that does not match its table:
+    ``P(k) ∝ exp(-Y^2 / (2 sigma_table^2) - R (2 B Y + R) / (2 sigma^2))``, ``|k| = B Y + R``."""
+    B = 2**j
+    m = np.arange(B * math.ceil(12 * sigma_table + 10), dtype=np.float64)
+    y, r = np.floor(m / B), m % B
+    w = np.exp(-(y**2) / (2 * sigma_table**2) - r * (2 * B * y + r) / (2 * sigma**2))
+    pmf = np.concatenate([w[:0:-1], w])  # k = -M .. M
+    F = np.cumsum(pmf / pmf.sum())
+    M = m.size - 1
+
+    def cdf(k):
+        k = np.asarray(k)
+        return np.where(k < -M, 0.0, F[np.clip(k + M, 0, F.size - 1)])
+
+    return cdf
+
+
+@pytest.mark.parametrize("forced", [False, True])
+def test_block_acceptance_step(monkeypatch, forced):
+    # A table for sigma 64 * 40 with the acceptance step of sigma 300: most proposals are
+    # rejected, so the law depends on the acceptance step (checked with power against
+    # 1.3x and 0.7x its sigma). Forced: a huge slack and margin send most draws down the
+    # edge path and many on to the exact fallback.
+    n = N // 4
+    if forced:
+        monkeypatch.setattr(sampling, "_BLOCK_SLACK", 2.0**31)
+        monkeypatch.setattr(sampling, "_REL_MARGIN", 0.25)
+        n = 12_000
+    calls = counting(monkeypatch, "bernoulli_exp_exact")
+    plan = sampling._block_plan(6, 40.0, 300.0)
+    x = sampling._sample_blocks(plan, n, SimulationSource(17))
+    if forced:
+        assert calls[0] > n // 4
+    edges = quantile_edges(tilted_cdf(6, 40.0, 300.0), -64 * 500, 64 * 500)
+    assert chi2_p(x, tilted_cdf(6, 40.0, 300.0), edges) > ACCEPT_P
+    for factor in (1.3, 0.7):
+        assert chi2_p(x, tilted_cdf(6, 40.0, factor * 300.0), edges) < REJECT_P
 
 
 @pytest.mark.parametrize("sigma, a", [(2.0, 1), (3.0, 5), (0.6, 2)])
@@ -158,15 +229,17 @@ def test_gaussian_tail_sampler(sigma, a):
     assert chi2_p(x, cdf, edges) > ACCEPT_P
 
 
-@pytest.mark.parametrize("kind", ["laplace", "gauss"])
-def test_secure_source_release_range(kind):
-    # The production path: OS CSPRNG, a scale in the release range [256, 512).
+@pytest.mark.parametrize("kind, scale", [("laplace", 40000.0), ("gauss", 40000.0),
+                                         ("laplace", 383.5), ("gauss", 383.5)])
+def test_secure_source(kind, scale):
+    # The production path: OS CSPRNG, at a release scale (releases use 2**15 <= scale <
+    # 2**16 grid steps) and inside the table ranges (discrete_* mechanisms use any scale).
     source = SecureSource()
     if kind == "laplace":
-        x, cdf = sampling.discrete_laplace(383.5, N, source), laplace_cdf
+        x, cdf = sampling.discrete_laplace(scale, N, source), laplace_cdf
     else:
-        x, cdf = sampling.discrete_gaussian(383.5, N, source), gauss_cdf
-    check_fit(x, cdf, 383.5, span=15 if kind == "laplace" else 8, power=False)
+        x, cdf = sampling.discrete_gaussian(scale, N, source), gauss_cdf
+    check_fit(x, cdf, scale, span=15 if kind == "laplace" else 8, power=False)
 
 
 def test_seeded_draws_are_reproducible():
@@ -208,13 +281,16 @@ def test_forced_fallback_laplace(monkeypatch, scale):
     check_fit(x, laplace_cdf, scale, span=15)
 
 
-def test_forced_fallback_cks(monkeypatch):
+def test_forced_fallback_block_gaussian(monkeypatch):
+    # Quick acceptance only below U = 1/2, then floating point with a 25% margin: about a
+    # quarter of the draws take the exact acceptance test.
+    monkeypatch.setattr(sampling, "_BLOCK_SLACK", 2.0**31)
     monkeypatch.setattr(sampling, "_REL_MARGIN", 0.25)
     calls = counting(monkeypatch, "bernoulli_exp_exact")
-    n = 8_000
-    x = sampling._gaussian_cks(2.5, n, SimulationSource(22))
-    assert calls[0] > n // 4
-    check_fit(x, gauss_cdf, 2.5, span=8)
+    n = 12_000
+    x = sampling.discrete_gaussian(3000.0, n, SimulationSource(22))
+    assert calls[0] > n // 5
+    check_fit(x, gauss_cdf, 3000.0, span=8)
 
 
 def test_forced_fallback_bernoulli_and_categorical(monkeypatch):
@@ -234,18 +310,35 @@ def test_forced_fallback_bernoulli_and_categorical(monkeypatch):
     assert stats.chisquare(counts[keep], probs[keep] * n).pvalue > ACCEPT_P
 
 
-@pytest.mark.parametrize("kind, scale", [("gauss", 2.0), ("laplace", 1.5)])
+def half_gauss_cdf(sigma: float):
+    """``P(Y <= y)`` for ``P(y) ∝ exp(-y^2 / (2 sigma^2))`` on ``y >= 0``."""
+    w = np.exp(-(np.arange(math.ceil(13 * sigma) + 10, dtype=np.float64) ** 2) / (2 * sigma**2))
+    F = np.cumsum(w / w.sum())
+
+    def cdf(k):
+        k = np.asarray(k)
+        return np.where(k < 0, 0.0, F[np.clip(k, 0, F.size - 1)])
+
+    return cdf
+
+
+@pytest.mark.parametrize("kind, scale", [("gauss", 2.0), ("laplace", 1.5), ("half", 2.5)])
 def test_table_exact_search_from_no_bits(kind, scale):
     # The table's exact fallback, started with no bits known, is a complete exact sampler.
-    tab = sampling._gauss_table(scale) if kind == "gauss" else sampling._laplace_table(scale)
+    tab = {"gauss": sampling._gauss_table, "laplace": sampling._laplace_table,
+           "half": sampling._half_gauss_table}[kind](scale)
     source = SimulationSource(25)
     cells = np.array([_exact.table_cell_exact(tab.T64, tab.bound, _exact.LazyUniform(0, 0, source))
                       for _ in range(8_000)])
-    values = cells - (tab.K + 1)
+    values = cells - tab.offset
     assert np.all(np.abs(values) <= tab.K)  # tails have probability ~2**-40
-    cdf = gauss_cdf(scale) if kind == "gauss" else laplace_cdf(scale)
-    assert chi2_p(values, cdf, np.arange(-4, 6) if kind == "gauss" else np.arange(-3, 5)) \
-        > ACCEPT_P
+    cdf, edges = {"gauss": (gauss_cdf(scale), np.arange(-4, 6)),
+                  "laplace": (laplace_cdf(scale), np.arange(-3, 5)),
+                  "half": (half_gauss_cdf(scale), np.arange(1, 7))}[kind]
+    assert chi2_p(values, cdf, edges) > ACCEPT_P
+    if kind == "half":  # power: the folded symmetric law |Z| has half the mass at 0
+        folded = gauss_cdf(scale)
+        assert chi2_p(values, lambda k: 2 * folded(k) - 1, edges) < REJECT_P
 
 
 def boundary_fraction(tab, c: int, bits: int) -> float:

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
-from PySide6.QtCore import QTimer
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QApplication
 
-from dpstudio.data import sample_path
 from dpstudio.ui import display
 from dpstudio.ui.app import run_app
 from dpstudio.ui.display import NO_DISPLAY_MESSAGE, display_problem
-from dpstudio.ui.main_window import MainWindow
 
 
 def _distinct_colours(image: QImage) -> int:
@@ -80,18 +80,29 @@ def test_run_app_without_display_exits_1(no_display, capsys):
     assert capsys.readouterr().err.strip() == NO_DISPLAY_MESSAGE
 
 
-def test_run_app_shows_the_window_and_runs_the_event_loop(qtbot, monkeypatch):
-    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
-    seen: list[str] = []
-
-    def close_windows():
-        for widget in QApplication.topLevelWidgets():
-            if isinstance(widget, MainWindow) and widget.isVisible():
-                seen.append(widget.windowTitle())
-                widget.close()
-                widget.deleteLater()
-        QApplication.quit()
-
-    QTimer.singleShot(300, close_windows)
-    assert run_app(str(sample_path("health"))) == 0
-    assert seen == ["DP Studio — health.csv"]
+def test_run_app_shows_the_window_and_runs_the_event_loop(tmp_path):
+    # Its own process: once a real event loop has quit, the shared QApplication of the
+    # test session would no longer serve timers to the tests that follow.
+    script = textwrap.dedent("""
+        import os
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+        from PySide6.QtCore import QTimer
+        from PySide6.QtWidgets import QApplication
+        from dpstudio.data.samples import sample_path
+        from dpstudio.ui.app import run_app
+        from dpstudio.ui.main_window import MainWindow
+        app = QApplication([])  # the timer below needs an application to run on
+        seen = []
+        def close_windows():
+            for widget in QApplication.topLevelWidgets():
+                if isinstance(widget, MainWindow) and widget.isVisible():
+                    seen.append(widget.windowTitle())
+                    widget.close()
+            QApplication.quit()
+        QTimer.singleShot(300, close_windows)
+        code = run_app(str(sample_path("health")))
+        print(code, seen)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=60)
+    assert out.stdout.strip().splitlines()[-1] == "0 ['DP Studio — health.csv']", out.stderr
