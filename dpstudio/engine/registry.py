@@ -230,4 +230,5 @@ def _load_builtin() -> None:
     if _loaded:
         return
     _loaded = True
-    from dpstudio.engine import additive, selection  # noqa: F401
+    # Each trust model's package registers its mechanisms when imported.
+    from dpstudio.engine import additive, distributed, local, selection, shuffle  # noqa: F401

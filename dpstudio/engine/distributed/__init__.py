@@ -1,0 +1,1 @@
+"""Secure aggregation and distributed noise: the server sees only the (noisy) sum."""

@@ -1,0 +1,1 @@
+"""Local differential privacy: each record is randomized before it leaves its owner."""

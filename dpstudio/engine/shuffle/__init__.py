@@ -1,0 +1,1 @@
+"""The shuffle model: amplification by shuffling and multi-message summation protocols."""
