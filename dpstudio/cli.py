@@ -3,6 +3,8 @@
     dpstudio [DATASET] [--screenshot FILE.png] [--size 1400x900]
     dpstudio query DATA --column C --query mean --bounds 0,100 --mechanism laplace --epsilon 1
     dpstudio mechanisms [--json]
+    dpstudio tradeoff --mechanism gaussian --sigma 1 [--compose 10] [--json]
+    dpstudio account --mechanism subsampled-gaussian --sigma 1.1 --sample-rate 0.01 ...
 
 Errors are one line on stderr with exit code 2; no tracebacks for bad input.
 """
@@ -22,6 +24,8 @@ __all__ = ["COMMANDS", "main"]
 COMMANDS = {
     "query": "query",
     "mechanisms": "mechanisms",
+    "account": "account",
+    "tradeoff": "tradeoff",
 }
 
 

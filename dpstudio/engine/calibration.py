@@ -14,6 +14,7 @@ import math
 import numpy as np
 from scipy.special import log_ndtr
 
+from dpstudio.engine.checks import number, positive
 from dpstudio.engine.errors import ParameterError
 
 __all__ = [
@@ -31,23 +32,12 @@ __all__ = [
 
 def validate_epsilon(epsilon: float) -> float:
     """Return ε as a float, or raise :class:`ParameterError` unless 0 < ε < ∞."""
-    try:
-        eps = float(epsilon)
-    except (TypeError, ValueError):
-        raise ParameterError(f"ε must be a number, got {epsilon!r}") from None
-    if not math.isfinite(eps) or eps <= 0:
-        raise ParameterError(f"ε must be a finite number greater than 0, got {epsilon!r}")
-    return eps
+    return positive("ε", epsilon)
 
 
 def validate_delta(delta: float, *, required: bool = False) -> float:
     """Return δ as a float, or raise unless 0 ≤ δ < 1 (0 < δ < 1 when ``required``)."""
-    try:
-        d = float(delta)
-    except (TypeError, ValueError):
-        raise ParameterError(f"δ must be a number, got {delta!r}") from None
-    if not math.isfinite(d) or d < 0 or d >= 1:
-        raise ParameterError(f"δ must lie in [0, 1), got {delta!r}")
+    d = number("δ", delta, low=0.0, high=1.0, high_open=True)
     if required and d == 0:
         raise ParameterError("this mechanism needs δ > 0 (e.g. --delta 1e-6)")
     return d
@@ -55,13 +45,7 @@ def validate_delta(delta: float, *, required: bool = False) -> float:
 
 def validate_sensitivity(sensitivity: float) -> float:
     """Return Δ as a float, or raise unless 0 < Δ < ∞."""
-    try:
-        s = float(sensitivity)
-    except (TypeError, ValueError):
-        raise ParameterError(f"sensitivity must be a number, got {sensitivity!r}") from None
-    if not math.isfinite(s) or s <= 0:
-        raise ParameterError(f"sensitivity must be finite and greater than 0, got {sensitivity!r}")
-    return s
+    return positive("sensitivity", sensitivity)
 
 
 def laplace_scale(sensitivity: float, epsilon: float) -> float:

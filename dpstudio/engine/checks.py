@@ -1,0 +1,55 @@
+"""Parameter checks shared by the whole engine: each raises a one-line ParameterError."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpstudio.engine.errors import ParameterError
+
+__all__ = ["count", "non_negative", "number", "positive", "sample_rate"]
+
+
+def number(name: str, value: float, *, low: float | None = None, low_open: bool = False,
+           high: float | None = None, high_open: bool = False) -> float:
+    """Return ``value`` as a finite float within the given limits, or raise ParameterError."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be a number, got {value!r}") from None
+    too_low = low is not None and (v < low or (low_open and v == low))
+    too_high = high is not None and (v > high or (high_open and v == high))
+    if not math.isfinite(v) or too_low or too_high:
+        if low == 0 and high is None:
+            rule = "greater than 0" if low_open else "≥ 0"
+            raise ParameterError(f"{name} must be a finite number {rule}, got {value!r}")
+        lo = "(" if low_open else "["
+        hi = ")" if high_open else "]"
+        low_text = "-∞" if low is None else f"{low:g}"
+        high_text = "∞" if high is None else f"{high:g}"
+        span = f"{lo}{low_text}, {high_text}{hi}"
+        raise ParameterError(f"{name} must be a finite number in {span}, got {value!r}")
+    return v
+
+
+def positive(name: str, value: float) -> float:
+    """``value`` as a float, finite and > 0."""
+    return number(name, value, low=0.0, low_open=True)
+
+
+def non_negative(name: str, value: float) -> float:
+    """``value`` as a float, finite and ≥ 0."""
+    return number(name, value, low=0.0)
+
+
+def sample_rate(value: float) -> float:
+    """The sampling probability q as a float, 0 < q ≤ 1."""
+    return number("sample rate", value, low=0.0, low_open=True, high=1.0)
+
+
+def count(name: str, value: int) -> int:
+    """``value`` as an int, an integer ≥ 1."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise ParameterError(f"{name} must be an integer ≥ 1, got {value!r}")
+    return int(value)

@@ -1,0 +1,721 @@
+"""Hypothesis-testing trade-off functions: how well can an adversary tell D from D′?
+
+An adversary who sees one release tests H0 "the data was D" against H1 "the data was D′"
+(neighbours). A test has a type I error α (false alarm: rejecting H0 when D is true) and a
+type II error β (missed detection). The *trade-off function* of the mechanism's two output
+distributions P (on D) and Q (on D′) is the smallest β any test reaches at type I error α,
+
+    f(α) = T(P, Q)(α) = inf {β_φ : α_φ ≤ α},
+
+(Wasserman & Zhou 2010; Kairouz, Oh & Viswanath 2017; Dong, Roth & Su 2019, "Gaussian
+Differential Privacy", hereafter DRS). The infimum is reached by the Neyman–Pearson test
+that rejects H0 where the likelihood ratio Q/P is largest (randomizing at the threshold),
+so f is convex, non-increasing, continuous on (0, 1], f(α) ≤ 1 − α, and f(1) = 0. A
+mechanism is (ε, δ)-DP exactly when f lies above
+
+    f_{ε,δ}(α) = max(0, 1 − δ − e^ε α, e^{−ε} (1 − δ − α))        (DRS Prop. 2.5)
+
+for every pair of neighbours. Curves are values of :class:`TradeoffCurve` on a grid of α
+(:func:`alpha_grid`); closed forms are exact, piecewise-linear curves carry their exact
+breakpoints (``knots``), and curves built from a privacy profile are *pessimistic* lower
+envelopes (``exact=False``): they never claim more privacy than the mechanism has.
+
+Composition of Gaussian mechanisms is exact (G_μ composed k times is G_{μ√k}, DRS Cor.
+3.3); randomized response, K-RR and the discrete Laplace mechanism compose exactly on
+their lattice of privacy losses (up to 20001 lattice points); the continuous Laplace
+mechanism, and larger lattices, compose through the privacy-loss distributions of
+:mod:`dpstudio.engine.accounting.pld` and :func:`profile_to_tradeoff` (DRS Prop. 2.12).
+What an attacker achieves empirically is in :mod:`dpstudio.engine.attack`.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.special import ndtr, ndtri
+
+from dpstudio.engine.calibration import (
+    analytic_gaussian_delta,
+    validate_delta,
+    validate_epsilon,
+    validate_sensitivity,
+)
+from dpstudio.engine.checks import non_negative
+from dpstudio.engine.errors import ParameterError
+
+__all__ = [
+    "COMPOSABLE",
+    "TradeoffCurve",
+    "alpha_grid",
+    "compose_gaussian",
+    "compose_tradeoff",
+    "discrete_laplace_tradeoff",
+    "discrete_tradeoff",
+    "epsilon_delta_tradeoff",
+    "gaussian_epsilon",
+    "gaussian_tradeoff",
+    "krr_tradeoff",
+    "laplace_tradeoff",
+    "neyman_pearson_knots",
+    "profile_to_tradeoff",
+    "randomized_response_tradeoff",
+    "tradeoff_to_profile",
+]
+
+# Mechanisms :func:`compose_tradeoff` knows, with their parameters (see its docstring).
+COMPOSABLE = ("gaussian", "laplace", "discrete_laplace", "rr", "krr")
+# Largest support of an exactly composed lattice pmf: np.convolve is direct (no FFT, so
+# tiny probabilities keep their relative accuracy), and its cost grows with the square.
+_MAX_LATTICE = 20_001
+# Cap on the elements of one (ε grid × α chunk) block when evaluating envelopes of lines.
+_BLOCK = 1 << 21
+
+
+# ------------------------------------------------------------------------------ the type
+
+
+@dataclass(frozen=True, eq=False)
+class TradeoffCurve:
+    """A trade-off function β = f(α) on a grid of type I errors.
+
+    Attributes
+    ----------
+    alpha, beta : numpy.ndarray
+        Type I errors (as given, usually :func:`alpha_grid`) and f at them (read-only).
+    label : str
+        Human description, e.g. ``"Gaussian, μ = 1"``.
+    exact : bool
+        True when ``beta`` is f itself (up to floating-point rounding); False when it is a
+        pessimistic (lower) approximation, e.g. an envelope over a finite grid of ε.
+    note : str
+        How the curve was computed and what the approximation is, for the user to read.
+    knots : tuple of numpy.ndarray or None
+        Exact breakpoints (α increasing, β decreasing) of a piecewise-linear curve; the
+        curve is the linear interpolation between them.
+    evaluator : callable or None
+        f itself as a function of an α array, when cheaper than interpolation and exact
+        (closed forms) or at least as pessimistic as ``beta`` (envelopes of lines).
+    """
+
+    alpha: np.ndarray
+    beta: np.ndarray
+    label: str
+    exact: bool
+    note: str = ""
+    knots: tuple[np.ndarray, np.ndarray] | None = None
+    evaluator: Callable[[np.ndarray], np.ndarray] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        for name in ("alpha", "beta"):
+            a = np.array(getattr(self, name), dtype=np.float64)
+            a.flags.writeable = False
+            object.__setattr__(self, name, a)
+        if self.alpha.shape != self.beta.shape or self.alpha.ndim != 1:
+            raise ParameterError("a trade-off curve needs 1-D alpha and beta of equal length")
+
+    def at(self, alpha) -> np.ndarray:
+        """f at arbitrary type I errors.
+
+        Exact for closed forms and piecewise-linear curves. Otherwise the linear
+        interpolation of the grid, which lies *above* a convex f between grid points
+        (slightly optimistic); pass a denser grid when that matters.
+        """
+        a = _check_alpha(alpha)
+        if self.evaluator is not None:
+            return np.clip(self.evaluator(a), 0.0, 1.0)
+        if self.knots is not None:
+            return np.interp(a, *self.knots)
+        order = np.argsort(self.alpha, kind="stable")
+        return np.interp(a, self.alpha[order], self.beta[order])
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dictionary: alpha, beta (lists), label, exact, note."""
+        return {"alpha": self.alpha.tolist(), "beta": self.beta.tolist(),
+                "label": self.label, "exact": self.exact, "note": self.note}
+
+
+def alpha_grid(points: int = 200) -> np.ndarray:
+    """``points`` type I errors from 0 to 1 inclusive, denser near 0 where curves are steep.
+
+    Cubic spacing α_i = (i/(n−1))³: half of the points lie below α = 1/8, the first step
+    is (n−1)⁻³, and the last one 3/(n−1).
+    """
+    try:
+        n = operator.index(points)
+    except TypeError:
+        raise ParameterError(f"points must be an integer ≥ 2, got {points!r}") from None
+    if n < 2:
+        raise ParameterError(f"points must be an integer ≥ 2, got {points!r}")
+    return np.linspace(0.0, 1.0, n) ** 3
+
+
+def _check_alpha(alpha) -> np.ndarray:
+    """``alpha`` as a 1-D float array in [0, 1] (:func:`alpha_grid` when None)."""
+    if alpha is None:
+        return alpha_grid()
+    a = np.atleast_1d(np.asarray(alpha, dtype=np.float64))
+    if a.ndim != 1 or a.size == 0:
+        raise ParameterError("alpha must be a non-empty 1-D array of type I errors")
+    if not np.all((a >= 0.0) & (a <= 1.0)):
+        raise ParameterError("type I errors alpha must lie in [0, 1]")
+    return a
+
+
+def _check_mu(mu: float) -> float:
+    return non_negative("μ", mu)
+
+
+def _check_int(value, name: str, minimum: int) -> int:
+    try:
+        n = operator.index(value)
+    except TypeError:
+        if isinstance(value, float) and value.is_integer():
+            n = int(value)
+        else:
+            raise ParameterError(f"{name} must be an integer ≥ {minimum}, got {value!r}") from None
+    if isinstance(value, bool) or n < minimum:
+        raise ParameterError(f"{name} must be an integer ≥ {minimum}, got {value!r}")
+    return n
+
+
+# -------------------------------------------------------------------------- closed forms
+
+
+def _gaussian_beta(mu: float, a: np.ndarray) -> np.ndarray:
+    # Φ⁻¹(1−α) = −Φ⁻¹(α) keeps full precision for small α; ndtri(0) = −∞ and ndtri(1) = +∞
+    # give f(0) = 1 and f(1) = 0 exactly.
+    return ndtr(-ndtri(a) - mu)
+
+
+def gaussian_tradeoff(mu: float, alpha=None) -> TradeoffCurve:
+    """G_μ(α) = Φ(Φ⁻¹(1 − α) − μ): testing N(0, 1) against N(μ, 1) (DRS, Sec. 2).
+
+    The Gaussian mechanism with noise σ on a query of ℓ₂ sensitivity Δ is exactly
+    G_{Δ/σ}-DP (DRS: μ-GDP with μ = Δ/σ). Exact; symmetric (f = f⁻¹), with fixed
+    point α = Φ(−μ/2).
+    """
+    m = _check_mu(mu)
+    a = _check_alpha(alpha)
+    return TradeoffCurve(
+        a, _gaussian_beta(m, a), f"Gaussian, μ = {m:g}", True,
+        "G_μ(α) = Φ(Φ⁻¹(1−α) − μ), μ = Δ/σ (Dong, Roth & Su 2019)",
+        evaluator=lambda x: _gaussian_beta(m, x),
+    )
+
+
+def _laplace_beta(eps: float, a: np.ndarray) -> np.ndarray:
+    # Log space: e^ε α and e^{−ε}/(4α) meet no 0·∞ at α = 0 (where only the first piece
+    # is used), and the middle piece may overflow only where it is not used.
+    with np.errstate(divide="ignore", over="ignore"):
+        log_a = np.log(a)
+        mid = np.exp(-eps - math.log(4.0) - log_a)  # e^{−ε} / (4α)
+        low = -np.expm1(log_a + eps)  # 1 − e^ε α
+    high = math.exp(-eps) * (1.0 - a)  # e^{−ε} (1 − α)
+    return np.where(log_a < -eps - math.log(2.0), low, np.where(a <= 0.5, mid, high))
+
+
+def laplace_tradeoff(epsilon: float, alpha=None) -> TradeoffCurve:
+    """Trade-off of Laplace(0, b) against Laplace(Δ, b), ε = Δ/b (derived here; as in DRS).
+
+    Neyman–Pearson: the likelihood ratio e^{(|x| − |x−Δ|)/b} is non-decreasing in x, so the
+    optimal tests reject for x > t. With α = P₀(X > t) and β = P₁(X ≤ t):
+
+    * t ≥ Δ: α = ½e^{−t/b}, β = 1 − ½e^{−(t−Δ)/b} = 1 − e^ε α,       for α < e^{−ε}/2;
+    * 0 ≤ t ≤ Δ: α = ½e^{−t/b}, β = ½e^{−(Δ−t)/b} = e^{−ε}/(4α),       for α ≤ ½;
+    * t ≤ 0: α = 1 − ½e^{t/b}, β = ½e^{(t−Δ)/b} = e^{−ε}(1 − α),       for α > ½.
+
+    The outer pieces are straight lines because the likelihood ratio is constant there
+    (randomized tests). Exact, symmetric, and above the pure ε bound (touching it only at
+    α = 0, 1).
+    """
+    eps = validate_epsilon(epsilon)
+    a = _check_alpha(alpha)
+    return TradeoffCurve(
+        a, _laplace_beta(eps, a), f"Laplace, ε = {eps:g}", True,
+        "Neyman–Pearson for Laplace(0,b) vs Laplace(Δ,b), ε = Δ/b: 1−e^ε·α, e^−ε/(4α), "
+        "e^−ε·(1−α) (as in Dong, Roth & Su 2019)",
+        evaluator=lambda x: _laplace_beta(eps, x),
+    )
+
+
+def _eps_delta_beta(eps: float, delta: float, a: np.ndarray) -> np.ndarray:
+    one = 1.0 - delta
+    with np.errstate(divide="ignore", over="ignore"):
+        steep = one - np.exp(np.log(a) + eps)  # 1 − δ − e^ε α without 0·∞ at α = 0
+    return np.maximum(np.maximum(steep, math.exp(-eps) * (one - a)), 0.0)
+
+
+def epsilon_delta_tradeoff(epsilon: float, delta: float = 0.0, alpha=None) -> TradeoffCurve:
+    """f_{ε,δ}(α) = max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)): the (ε, δ)-DP boundary.
+
+    Wasserman & Zhou 2010; Kairouz, Oh & Viswanath 2017; DRS Prop. 2.5. ε = 0 is
+    accepted (δ is then a total-variation bound). Piecewise linear with knots (0, 1−δ),
+    ((1−δ)/(1+e^ε), (1−δ)/(1+e^ε)), (1−δ, 0), (1, 0).
+    """
+    eps = non_negative("ε", epsilon)
+    d = validate_delta(delta)
+    a = _check_alpha(alpha)
+    w = math.exp(-eps)
+    corner = (1.0 - d) * w / (1.0 + w)  # (1−δ)/(1+e^ε) without overflow
+    ka = np.array([0.0, corner, 1.0 - d, 1.0])
+    kb = np.array([1.0 - d, corner, 0.0, 0.0])
+    keep = np.append(ka[1:] > ka[:-1], True)  # drop repeated α (δ = 0, huge ε)
+    return TradeoffCurve(
+        a, _eps_delta_beta(eps, d, a), f"({eps:g}, {d:g})-DP bound", True,
+        "f(α) = max(0, 1−δ−e^ε·α, e^−ε·(1−δ−α)) (Kairouz, Oh & Viswanath 2017)",
+        knots=(ka[keep], kb[keep]), evaluator=lambda x: _eps_delta_beta(eps, d, x),
+    )
+
+
+# ------------------------------------------------------------- discrete (finite) outputs
+
+
+def _check_pmf(p, name: str) -> np.ndarray:
+    a = np.asarray(p, dtype=np.float64)
+    if a.ndim != 1 or a.size == 0:
+        raise ParameterError(f"{name} must be a non-empty 1-D array of probabilities")
+    if not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise ParameterError(f"{name} must hold finite probabilities ≥ 0")
+    total = float(a.sum())
+    if abs(total - 1.0) > 1e-9:
+        raise ParameterError(f"{name} must sum to 1 (got {total:.12g})")
+    return a / total
+
+
+def _knots_in_order(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Knots of the trade-off of outputs already sorted by decreasing ratio q/p.
+
+    Rejecting the first i outputs gives α = Σ_{j<i} p_j and β = Σ_{j≥i} q_j. β is summed
+    from the tail so that small β keep their relative precision. Outputs with p = 0 come
+    first and all sit at α = 0, where only the lowest β counts (f(0) = 1 − Q(p = 0)).
+    """
+    alpha = np.concatenate([[0.0], np.cumsum(p)])
+    beta = np.concatenate([np.cumsum(q[::-1])[::-1], [0.0]])
+    alpha[-1] = 1.0  # the cumulative sum may round to 1 − 1e-16
+    alpha = np.minimum(alpha, 1.0)
+    beta = np.minimum(beta, 1.0)
+    # Several knots at one α (outputs with p = 0, or p below the rounding of the sum): the
+    # last of each run has the smallest β, which is the infimum defining f.
+    keep = np.append(alpha[1:] > alpha[:-1], True)
+    return alpha[keep], beta[keep]
+
+
+def neyman_pearson_knots(p, q) -> tuple[np.ndarray, np.ndarray]:
+    """Breakpoints (α, β) of T(P, Q) for two pmfs over the same finite set of outputs.
+
+    The Neyman–Pearson test rejects H0 (output ~ P) on the outputs where q/p is largest;
+    randomizing on the output at the threshold moves (α, β) along the straight segment
+    between consecutive knots, so f is exactly the linear interpolation of these knots.
+    Outputs with p = 0 < q have an infinite ratio and are rejected first (at α = 0);
+    outputs with q = 0 < p come last (β already 0); outputs with p = q = 0 are ignored.
+
+    Returns
+    -------
+    alpha, beta : numpy.ndarray
+        Strictly increasing α from 0 to 1 and non-increasing β ending at 0.
+    """
+    pp, qq = _check_pmf(p, "p"), _check_pmf(q, "q")
+    if pp.shape != qq.shape:
+        raise ParameterError("p and q must be pmfs over the same outputs (equal lengths)")
+    live = (pp > 0) | (qq > 0)
+    pp, qq = pp[live], qq[live]
+    with np.errstate(divide="ignore"):
+        ratio = np.where(pp > 0, qq / np.where(pp > 0, pp, 1.0), np.inf)
+    order = np.argsort(-ratio, kind="stable")
+    return _knots_in_order(pp[order], qq[order])
+
+
+def discrete_tradeoff(p, q, alpha=None, label: str = "discrete mechanism") -> TradeoffCurve:
+    """Exact trade-off T(P, Q) of any mechanism with finitely many outputs.
+
+    ``p`` and ``q`` are its output pmfs on D and D′ (same outputs, same order). The curve
+    is the piecewise-linear interpolation of :func:`neyman_pearson_knots` (exact: the
+    segments are the randomized Neyman–Pearson tests), evaluated on ``alpha``.
+    """
+    a = _check_alpha(alpha)
+    ka, kb = neyman_pearson_knots(p, q)
+    return TradeoffCurve(a, np.interp(a, ka, kb), label, True,
+                         f"Neyman–Pearson on {ka.size - 1} likelihood-ratio classes",
+                         knots=(ka, kb))
+
+
+def _krr_pair(eps: float, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Outputs of K-RR grouped into (x, other values, x′), ordered by increasing loss.
+
+    On D the user holds x, on D′ the value x′ ≠ x. P = (e^ε, k−2, 1)/Z and Q = (1, k−2,
+    e^ε)/Z with Z = e^ε + k − 1, written with w = e^{−ε} so that large ε cannot overflow.
+    The privacy loss ln(q/p) is (j − 1)ε for group j: affine in j.
+    """
+    w = math.exp(-eps)
+    z = 1.0 + (k - 1) * w
+    p = np.array([1.0, (k - 2) * w, w]) / z
+    return p, p[::-1].copy()
+
+
+def krr_tradeoff(epsilon: float, k: int, alpha=None) -> TradeoffCurve:
+    """Trade-off of k-ary randomized response: report the true value w.p. e^ε/(e^ε+k−1).
+
+    Neighbours differ in one user's value x → x′, so the output pmfs are P = (e^ε, 1, …,
+    1)/Z and Q with the e^ε moved to x′, Z = e^ε + k − 1. Neyman–Pearson rejects on x′
+    (ratio e^ε), then on the k − 2 other values (ratio 1), then on x (ratio e^{−ε}):
+
+        f(α) = max(1 − e^ε α,  1 − (e^ε − 1)/Z − α,  e^{−ε}(1 − α)),
+
+    with knots (0, 1), (1/Z, (k−1)/Z), ((k−1)/Z, 1/Z), (1, 0). It is what
+    :func:`discrete_tradeoff` gives on P and Q. For k = 2 the middle segment vanishes and
+    f is the pure ε-DP bound (binary randomized response, Kairouz, Oh & Viswanath 2017).
+    """
+    eps = validate_epsilon(epsilon)
+    kk = _check_int(k, "k (number of values)", 2)
+    a = _check_alpha(alpha)
+    w = math.exp(-eps)
+    z = 1.0 + (kk - 1) * w
+    lo, hi = w / z, (kk - 1) * w / z  # 1/Z and (k−1)/Z in the e^{−ε} form
+    ka, kb = np.array([0.0, lo, hi, 1.0]), np.array([1.0, hi, lo, 0.0])
+    keep = np.append(ka[1:] > ka[:-1], True)
+    ka, kb = ka[keep], kb[keep]
+    name = "randomized response" if kk == 2 else f"{kk}-ary randomized response"
+    return TradeoffCurve(a, np.interp(a, ka, kb), f"{name}, ε = {eps:g}", True,
+                         "Neyman–Pearson on the K-RR output pmfs (piecewise linear)",
+                         knots=(ka, kb))
+
+
+def randomized_response_tradeoff(epsilon: float, alpha=None) -> TradeoffCurve:
+    """Binary randomized response: exactly the pure ε-DP bound max(0, 1−e^ε α, e^{−ε}(1−α))."""
+    return krr_tradeoff(epsilon, 2, alpha)
+
+
+def _dlap_pair(scale: float, sensitivity: int) -> tuple[np.ndarray, np.ndarray]:
+    """Discrete Laplace outputs grouped by privacy loss, in increasing loss order.
+
+    P(k) = tanh(1/2t)·r^{|k|}, r = e^{−1/t}; Q(k) = P(k − Δ). The loss ln(Q/P)(k) =
+    (|k| − |k−Δ|)/t is −Δ/t for every k ≤ 0 and Δ/t for every k ≥ Δ, so each of those
+    tails is one output class: j = 0 is {k ≤ 0} with P = 1/(1+r), j = Δ is {k ≥ Δ} with
+    P = r^Δ/(1+r), and 0 < j < Δ is {k = j}. The loss is (2j − Δ)/t, affine in j, and
+    Q_j = P_{Δ−j} by symmetry. Exact up to rounding, no truncation.
+    """
+    j = np.arange(sensitivity + 1, dtype=np.float64)
+    r = math.exp(-1.0 / scale)
+    p = math.tanh(0.5 / scale) * np.exp(-j / scale)
+    p[0] = 1.0 / (1.0 + r)
+    p[-1] = math.exp(-sensitivity / scale) / (1.0 + r)
+    return p, p[::-1].copy()
+
+
+def _check_integer_sensitivity(sensitivity) -> int:
+    s = validate_sensitivity(sensitivity)
+    if s != math.floor(s):
+        raise ParameterError(f"the discrete Laplace needs an integer sensitivity, got {s:g}")
+    return int(s)
+
+
+def _check_scale(scale, name: str = "scale") -> float:
+    try:
+        b = float(scale)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be a number, got {scale!r}") from None
+    if not math.isfinite(b) or b <= 0:
+        raise ParameterError(f"{name} must be a finite number greater than 0, got {scale!r}")
+    return b
+
+
+def discrete_laplace_tradeoff(scale: float, sensitivity: int = 1, alpha=None) -> TradeoffCurve:
+    """Exact trade-off of discrete Laplace noise (P(k) ∝ e^{−|k|/scale}) shifted by Δ.
+
+    Built by :func:`discrete_tradeoff` on the Δ + 1 privacy-loss classes of the noise
+    (both infinite tails have a constant likelihood ratio, so nothing is truncated). For
+    Δ = 1 it is binary randomized response with ε = 1/scale; in general it lies above the
+    (Δ/scale)-DP bound, which it touches near α = 0 and 1.
+    """
+    t = _check_scale(scale)
+    sens = _check_integer_sensitivity(sensitivity)
+    if sens + 1 > 10 * _MAX_LATTICE:
+        raise ParameterError(f"sensitivity {sens} is too large for the exact construction")
+    a = _check_alpha(alpha)
+    p, q = _dlap_pair(t, sens)
+    ka, kb = _knots_in_order(p[::-1], q[::-1])  # decreasing loss = decreasing q/p
+    return TradeoffCurve(a, np.interp(a, ka, kb),
+                         f"discrete Laplace, scale {t:g}, Δ = {sens}", True,
+                         "Neyman–Pearson on the discrete Laplace privacy-loss classes "
+                         f"(ε = Δ/scale = {sens / t:g})", knots=(ka, kb))
+
+
+# ---------------------------------------------------------- profiles and trade-offs
+
+
+def _lines_envelope(eps: np.ndarray, delta: np.ndarray, a: np.ndarray,
+                    mirrored: bool) -> np.ndarray:
+    """max(0, max_i 1 − δ_i − e^{ε_i} α [, max_i e^{−ε_i}(1 − δ_i − α)]) at each α, ≤ 1.
+
+    Products are formed in log space, so that no ε (however large or negative) meets a
+    0·∞: e^ε α is 0 at α = 0 and +∞ past overflow, which only lowers a line (never NaN).
+    """
+    out = np.zeros_like(a)
+    step = max(1, _BLOCK // max(eps.size, 1))
+    e = eps[:, None]
+    one = (1.0 - delta)[:, None]
+    with np.errstate(divide="ignore", over="ignore"):
+        for s in range(0, a.size, step):
+            x = a[None, s:s + step]
+            best = np.max(one - np.exp(np.log(x) + e), axis=0)
+            if mirrored:
+                room = np.log(np.maximum(one - x, 0.0))  # −∞ where the line is ≤ 0
+                best = np.maximum(best, np.max(np.exp(room - e), axis=0))
+            out[s:s + step] = np.clip(best, 0.0, 1.0)
+    return out
+
+
+def _default_eps_grid(delta_of_eps: Callable[[np.ndarray], np.ndarray],
+                      size: int = 2001) -> np.ndarray:
+    """Uniform grid of ε from 0 to the first power of two where δ(ε) ≤ 1e-15 (≤ 256)."""
+    top = 1.0
+    while top < 256.0 and float(np.max(delta_of_eps(np.array([top])))) > 1e-15:
+        top *= 2.0
+    return np.linspace(0.0, top, size)
+
+
+def profile_to_tradeoff(delta_of_eps: Callable[[np.ndarray], np.ndarray], alpha=None,
+                        eps_grid=None, *, symmetric: bool = True,
+                        label: str = "from privacy profile") -> TradeoffCurve:
+    """Pessimistic trade-off curve from a privacy profile ε ↦ δ(ε) (DRS Prop. 2.12).
+
+    A mechanism that is (ε, δ(ε))-DP for every ε is f-DP with f = sup_ε f_{ε,δ(ε)}, and
+    this is tight: the supremum over all ε recovers the mechanism's own (symmetrized)
+    curve. Over a *finite* grid of ε the supremum is over fewer lines, hence pointwise
+    lower: a valid, pessimistic curve, which the mechanism's true curve lies above.
+
+    Each ε contributes the line 1 − δ(ε) − e^ε α (from P(S|D′) ≤ e^ε P(S|D) + δ) and,
+    when ``symmetric``, the mirrored line e^{−ε}(1 − δ(ε) − α) (the same inequality with
+    D and D′ swapped). The mirrored line at ε is the direct line at −ε: a one-directional
+    profile satisfies δ(−ε) = 1 − e^{−ε} + e^{−ε} δ_swapped(ε), so for a mechanism
+    symmetric in D ↔ D′ a grid of ε ≥ 0 with mirrored lines is the same as a grid of ±ε.
+    With ``symmetric=False`` only direct lines are used: pass a grid that includes
+    negative ε and a ``delta_of_eps`` defined there (one ordered pair D, D′).
+
+    Parameters
+    ----------
+    delta_of_eps : callable
+        Vectorized privacy profile; must *upper*-bound the hockey-stick divergence (e.g.
+        ``PLD.delta``, pessimistic) for the result to be valid.
+    alpha : array_like, optional
+        Type I errors (default :func:`alpha_grid`).
+    eps_grid : array_like, optional
+        The ε of the lines. Default: 2001 points uniform on [0, E] with E the first power
+        of two where δ(E) ≤ 1e-15 (at most 256).
+    """
+    a = _check_alpha(alpha)
+    eps = (_default_eps_grid(delta_of_eps) if eps_grid is None
+           else np.atleast_1d(np.asarray(eps_grid, dtype=np.float64)))
+    if eps.ndim != 1 or eps.size == 0 or not np.all(np.isfinite(eps)):
+        raise ParameterError("eps_grid must be a non-empty 1-D array of finite numbers")
+    delta = np.asarray(delta_of_eps(eps), dtype=np.float64).reshape(eps.shape)
+    if np.any(np.isnan(delta)):
+        raise ParameterError("the privacy profile returned NaN")
+    delta = np.clip(delta, 0.0, 1.0)
+
+    def envelope(x: np.ndarray) -> np.ndarray:
+        return _lines_envelope(eps, delta, x, symmetric)
+
+    return TradeoffCurve(
+        a, envelope(a), label, False,
+        f"lower envelope of the (ε, δ(ε)) bounds over {eps.size} values of ε in "
+        f"[{eps.min():g}, {eps.max():g}] (Dong, Roth & Su 2019, Prop. 2.12): pessimistic",
+        evaluator=envelope,
+    )
+
+
+def tradeoff_to_profile(curve: TradeoffCurve, eps) -> np.ndarray:
+    """Privacy profile δ(ε) = max_α (1 − e^ε α − f(α)) of a curve (DRS Prop. 2.12).
+
+    The convex conjugate of f: the smallest δ with f ≥ 1 − δ − e^ε α. It is the hockey-stick
+    divergence of the ordered pair (D, D′) the curve describes; for a symmetric curve it is
+    the (ε, δ)-DP profile, otherwise take the larger of the curve's and its inverse's.
+    The maximum runs over the curve's knots when it has them (exact for piecewise-linear
+    curves) and over its grid otherwise, which for a smooth f gives a value at most
+    (h/2)(f′(α₊) − f′(α₋)) *below* the true δ, h the grid step around the maximizer and
+    f′(α±) the slopes at its ends: use a fine grid there, or a closed form.
+    """
+    e = np.asarray(eps, dtype=np.float64)
+    if not np.all(np.isfinite(e)):
+        raise ParameterError("ε must be finite")
+    ka, kb = curve.knots if curve.knots is not None else (curve.alpha, curve.beta)
+    flat = e.ravel()
+    out = np.empty_like(flat)
+    step = max(1, _BLOCK // ka.size)
+    for s in range(0, flat.size, step):
+        with np.errstate(divide="ignore", over="ignore"):
+            scaled = np.exp(np.log(ka)[None, :] + flat[s:s + step, None])  # e^ε α, 0 at α=0
+        out[s:s + step] = np.max(1.0 - scaled - kb[None, :], axis=1)
+    return np.clip(out, 0.0, 1.0).reshape(e.shape)
+
+
+def gaussian_epsilon(mu: float, delta: float) -> float:
+    """Smallest ε ≥ 0 (to 1e-12 relative) at which G_μ is (ε, δ)-DP.
+
+    Inverts δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (DRS Cor. 2.13, the Balle & Wang 2018
+    profile with Δ/σ = μ) by bisection, returning the upper end of the bracket, whose δ is
+    at most the one asked for.
+    """
+    m = _check_mu(mu)
+    d = validate_delta(delta, required=True)
+
+    def prof(e: float) -> float:
+        return analytic_gaussian_delta(1.0, m, e) if m > 0 else 0.0
+
+    if prof(0.0) <= d:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while prof(hi) > d:
+        lo, hi = hi, 2.0 * hi
+    while hi - lo > 1e-12 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if prof(mid) <= d else (mid, hi)
+    return hi
+
+
+# ------------------------------------------------------------------------- composition
+
+
+def compose_gaussian(mu: float, k: int, alpha=None) -> TradeoffCurve:
+    """k-fold composition of G_μ: exactly G_{μ√k} (DRS Cor. 3.3)."""
+    m = _check_mu(mu)
+    kk = _check_int(k, "the number of compositions", 1)
+    curve = gaussian_tradeoff(m * math.sqrt(kk), alpha)
+    return TradeoffCurve(curve.alpha, curve.beta,
+                         f"Gaussian, μ = {m:g}, composed {kk}× (μ = {m * math.sqrt(kk):g})",
+                         True, "G_μ composed k times is G_{μ√k} (Dong, Roth & Su 2019)",
+                         evaluator=curve.evaluator)
+
+
+def _convolve_power(p: np.ndarray, k: int) -> np.ndarray:
+    """p convolved with itself k times, by repeated squaring with direct np.convolve."""
+    result = None
+    base = p
+    while k:
+        if k & 1:
+            result = base if result is None else np.convolve(result, base)
+        k >>= 1
+        if k:
+            base = np.convolve(base, base)
+    return result
+
+
+def _compose_lattice(p: np.ndarray, q: np.ndarray, k: int
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Knots of the k-fold product of a pair whose loss ln(q_j/p_j) is increasing affine in j.
+
+    The loss of k independent outputs is then affine in J = Σ j, so the composed pair is
+    the pair of distributions of J (k-fold convolutions) and its likelihood-ratio order is
+    the order of J: no ratios are formed, so underflowing probabilities cannot reorder it.
+    """
+    pk, qk = _convolve_power(p, k), _convolve_power(q, k)
+    return _knots_in_order(pk[::-1] / pk.sum(), qk[::-1] / qk.sum())
+
+
+def _lattice_pair(mechanism: str, params: Mapping[str, Any]):
+    if mechanism == "rr":
+        return _krr_pair(validate_epsilon(params.get("epsilon")), 2)
+    if mechanism == "krr":
+        return _krr_pair(validate_epsilon(params.get("epsilon")),
+                         _check_int(params.get("k"), "k (number of values)", 2))
+    if mechanism == "discrete_laplace":
+        return _dlap_pair(_check_scale(params.get("scale")),
+                          _check_integer_sensitivity(params.get("sensitivity", 1)))
+    return None
+
+
+def _describe(mechanism: str, params: Mapping[str, Any]) -> str:
+    """Short human name of a mechanism and its parameters, for labels."""
+    if mechanism == "gaussian":
+        return f"Gaussian, σ = {params.get('sigma')}, Δ = {params.get('sensitivity', 1)}"
+    if mechanism in ("laplace", "discrete_laplace"):
+        name = "Laplace" if mechanism == "laplace" else "discrete Laplace"
+        return f"{name}, scale {params.get('scale')}, Δ = {params.get('sensitivity', 1)}"
+    if mechanism == "rr":
+        return f"randomized response, ε = {params.get('epsilon')}"
+    return f"{params.get('k')}-ary randomized response, ε = {params.get('epsilon')}"
+
+
+def _pld_class():
+    try:
+        from dpstudio.engine.accounting.pld import PLD
+    except ImportError:
+        raise NotImplementedError(
+            "composition through privacy-loss distributions needs "
+            "dpstudio.engine.accounting.pld (not available yet)"
+        ) from None
+    return PLD
+
+
+def _pld_for(mechanism: str, params: Mapping[str, Any]):
+    pld = _pld_class()
+    if mechanism == "gaussian":
+        return pld.gaussian(_check_scale(params.get("sigma"), "σ"),
+                            validate_sensitivity(params.get("sensitivity", 1.0)))
+    if mechanism == "laplace":
+        return pld.laplace(_check_scale(params.get("scale")),
+                           validate_sensitivity(params.get("sensitivity", 1.0)))
+    if mechanism == "discrete_laplace":
+        return pld.discrete_laplace(_check_scale(params.get("scale")),
+                                    _check_integer_sensitivity(params.get("sensitivity", 1)))
+    if mechanism == "rr":
+        return pld.randomized_response(validate_epsilon(params.get("epsilon")), 2)
+    return pld.randomized_response(validate_epsilon(params.get("epsilon")),
+                                   _check_int(params.get("k"), "k (number of values)", 2))
+
+
+def compose_tradeoff(mechanism: str, params: Mapping[str, Any], compositions: int,
+                     alpha=None, *, method: str = "auto", eps_grid=None) -> TradeoffCurve:
+    """Trade-off curve of ``compositions`` independent runs of one mechanism.
+
+    Parameters
+    ----------
+    mechanism : {"gaussian", "laplace", "discrete_laplace", "rr", "krr"}
+        With ``params``: gaussian ``sigma``, ``sensitivity`` (default 1); laplace and
+        discrete_laplace ``scale``, ``sensitivity`` (default 1; an integer for the
+        discrete one); rr ``epsilon``; krr ``epsilon``, ``k``.
+    compositions : int
+        Number of runs, ≥ 1.
+    method : {"auto", "exact", "pld"}
+        ``exact``: the Gaussian is G_{μ√k}; rr, krr and discrete_laplace have privacy losses
+        on a lattice, so the k-fold loss distribution is a k-fold convolution of a finite
+        pmf and Neyman–Pearson on it is exact (support up to 20001 points). ``pld``:
+        :func:`profile_to_tradeoff` of ``PLD.<mechanism>(…).self_compose(k).delta``
+        (pessimistic). ``auto``: exact when possible, PLD otherwise (laplace, or a
+        lattice too large).
+    eps_grid : array_like, optional
+        Passed to :func:`profile_to_tradeoff` on the PLD route.
+    """
+    if mechanism not in COMPOSABLE:
+        raise ParameterError(f"unknown mechanism {mechanism!r}; expected one of "
+                             + ", ".join(COMPOSABLE))
+    if method not in ("auto", "exact", "pld"):
+        raise ParameterError(f"method must be auto, exact or pld, got {method!r}")
+    k = _check_int(compositions, "the number of compositions", 1)
+    a = _check_alpha(alpha)
+    if method != "pld" and mechanism == "gaussian":
+        sigma = _check_scale(params.get("sigma"), "σ")
+        return compose_gaussian(validate_sensitivity(params.get("sensitivity", 1.0)) / sigma,
+                                k, a)
+    pair = None if method == "pld" else _lattice_pair(mechanism, params)
+    if pair is not None and k * (pair[0].size - 1) + 1 <= _MAX_LATTICE:
+        ka, kb = _compose_lattice(*pair, k)
+        return TradeoffCurve(a, np.interp(a, ka, kb), f"{_describe(mechanism, params)}, "
+                             f"composed {k}×", True,
+                             "Neyman–Pearson on the exact k-fold privacy-loss lattice",
+                             knots=(ka, kb))
+    if method == "exact":
+        raise ParameterError(f"no exact composition for {mechanism} with these parameters "
+                             f"(laplace, or more than {_MAX_LATTICE} loss values)")
+    pld = _pld_for(mechanism, params)
+    composed = pld.self_compose(k) if k > 1 else pld
+    curve = profile_to_tradeoff(composed.delta, a, eps_grid,
+                                label=f"{_describe(mechanism, params)}, composed {k}× (PLD)")
+    return TradeoffCurve(curve.alpha, curve.beta, curve.label, False,
+                         "privacy-loss distribution composed, then " + curve.note,
+                         evaluator=curve.evaluator)
