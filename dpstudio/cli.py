@@ -5,6 +5,7 @@
     dpstudio mechanisms [--json]
     dpstudio tradeoff --mechanism gaussian --sigma 1 [--compose 10] [--json]
     dpstudio account --mechanism subsampled-gaussian --sigma 1.1 --sample-rate 0.01 ...
+    dpstudio amplify --epsilon0 2 --n 10000 --delta 1e-6 [--bound fmt21|ebh19] [--json]
 
 Errors are one line on stderr with exit code 2; no tracebacks for bad input.
 """
@@ -26,6 +27,7 @@ COMMANDS = {
     "mechanisms": "mechanisms",
     "account": "account",
     "tradeoff": "tradeoff",
+    "amplify": "amplify",
 }
 
 

@@ -81,8 +81,8 @@ def _account(args: argparse.Namespace) -> dict[str, Any]:
         rdp_gaussian,
         rdp_laplace,
     )
-    from dpstudio.engine.checks import count, positive
     from dpstudio.engine.calibration import validate_delta, validate_sensitivity
+    from dpstudio.engine.checks import count, positive
 
     mech = args.mechanism
     for flag in sorted(set().union(*_FLAGS.values()) - _FLAGS[mech]):

@@ -8,7 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from dpstudio.commands._common import EXIT_OK, Parser
+from dpstudio.commands._common import EXIT_OK, CliError, Parser
 
 __all__ = ["parser", "run"]
 
@@ -23,23 +23,41 @@ def _bounds(text: str) -> tuple[float, float]:
         raise argparse.ArgumentTypeError(f"bounds must be numbers, got {text!r}") from None
 
 
+TRUST_MODELS = ("central", "local", "shuffle", "distributed")
+
+
+def _mechanism_params() -> dict[str, list[tuple[str, Any]]]:
+    """Every mechanism parameter in the registry except ε and δ: name → [(mechanism, Param)]."""
+    from dpstudio.engine.registry import REGISTRY
+
+    found: dict[str, list[tuple[str, Any]]] = {}
+    for info in REGISTRY:
+        for param in info.params:
+            if param.name not in ("epsilon", "delta"):
+                found.setdefault(param.name, []).append((info.name, param))
+    return found
+
+
 def parser() -> argparse.ArgumentParser:
     from dpstudio.engine.queries import QUERIES, RELATIONS
     from dpstudio.engine.registry import REGISTRY
 
-    central = [m.name for m in REGISTRY.select(trust_model="central")]
+    queries = sorted(set(QUERIES) | {q for m in REGISTRY for q in m.queries})
     p = Parser(
         prog="dpstudio query",
-        description="Release one differentially private statistic of a column.",
+        description="Release one differentially private statistic of a column, under the "
+        "central, local, shuffle or distributed (secure aggregation) trust model.",
         epilog="Negative bounds: write --bounds=-5,5. Bounds and categories must be declared "
         "(on the command line or in DATA.schema.json), never read off the data.",
     )
     p.add_argument("data", help="CSV, TSV, Parquet or Excel file")
     p.add_argument("--column", required=True, help="column to query")
-    p.add_argument("--query", required=True, choices=QUERIES)
-    p.add_argument("--mechanism", required=True, choices=central,
-                   help="; ".join(f"{m.name}: {m.description}"
-                                  for m in REGISTRY.select(trust_model="central")))
+    p.add_argument("--query", required=True, choices=queries)
+    p.add_argument("--mechanism", required=True, choices=REGISTRY.names(),
+                   help="; ".join(f"{m.name} [{', '.join(m.trust_models)}]: {m.description}"
+                                  for m in REGISTRY))
+    p.add_argument("--trust-model", choices=TRUST_MODELS,
+                   help="who is trusted (default: the mechanism's own trust model)")
     p.add_argument("--epsilon", required=True, type=float, help="privacy-loss bound ε > 0")
     p.add_argument("--delta", type=float, default=0.0,
                    help="failure probability δ in [0, 1) (Gaussian mechanisms need δ > 0)")
@@ -52,9 +70,19 @@ def parser() -> argparse.ArgumentParser:
                    "(default) or by replacing one record's value")
     p.add_argument("--confidence", type=float, default=0.95,
                    help="level of the reported confidence interval (default 0.95)")
-    p.add_argument("--calibration", choices=("analytic", "classical"),
-                   help="Gaussian calibration (default analytic)")
-    p.add_argument("--candidates", type=int, help="candidate values for quantiles (default 1024)")
+    p.add_argument("--postprocess", choices=("none", "clip", "simplex"), default="none",
+                   help="local histograms: keep unbiased estimates (default), clip negatives "
+                   "and renormalize, or project onto the simplex")
+    p.add_argument("--dropouts", type=int, default=0,
+                   help="distributed: clients that drop out after masking (default 0)")
+    p.add_argument("--export-records", metavar="FILE.csv",
+                   help="local: write the privatized records, exactly what the collector gets")
+    group = p.add_argument_group("mechanism parameters (from the registry)")
+    for name, users in _mechanism_params().items():
+        param = users[0][1]
+        group.add_argument("--" + name.replace("_", "-"), dest="param_" + name,
+                           metavar=param.kind.upper(),
+                           help=f"{param.help} [{', '.join(m for m, _ in users)}]")
     p.add_argument("--simulate", type=int, metavar="SEED",
                    help="draw noise from a seeded generator: a simulation, NOT a release")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -70,13 +98,18 @@ def _declared(data_path: str, column: str) -> Any:
 
 
 def run(argv: Sequence[str]) -> int:
-    from dpstudio.data.columns import category_column, numeric_column, yes_no_column
     from dpstudio.data.loading import load_table
-    from dpstudio.data.schema import ColumnType
-    from dpstudio.engine.queries import QuerySpec, run_query
+    from dpstudio.engine.registry import REGISTRY
     from dpstudio.engine.rng import SecureSource, SimulationSource
 
     args = parser().parse_args(argv)
+    info = REGISTRY.get(args.mechanism)
+    trust = args.trust_model or info.trust_models[0]
+    if trust not in info.trust_models:
+        raise CliError(f"{args.mechanism} belongs to the {', '.join(info.trust_models)} "
+                       f"trust model, not {trust}")
+    if args.export_records and trust != "local":
+        raise CliError("--export-records applies to local protocols (the records they send)")
     frame = load_table(args.data)
     declared = _declared(args.data, args.column)
     notes = []
@@ -90,34 +123,168 @@ def run(argv: Sequence[str]) -> int:
         if declared is not None and declared.categories:
             categories = tuple(declared.categories)
             notes.append("categories as declared in the dataset's schema")
-    params: dict[str, Any] = {}
-    if args.calibration:
-        params["calibration"] = args.calibration
-    if args.candidates:
-        params["candidates"] = args.candidates
-    spec = QuerySpec(
-        query=args.query, mechanism=args.mechanism, epsilon=args.epsilon, delta=args.delta,
-        bounds=bounds, categories=categories, bins=args.bins, quantile=args.quantile,
-        relation=args.relation, confidence=args.confidence, params=params, column=args.column,
-    ).validated()
-    categorical = args.query == "histogram" and categories is not None
-    if categorical and declared is not None and declared.type is ColumnType.BOOLEAN:
-        values = yes_no_column(frame, args.column)
-    elif categorical or args.query == "count":
-        values = category_column(frame, args.column)
-    else:
-        values = numeric_column(frame, args.column)
+    params = {name: getattr(args, "param_" + name) for name in _mechanism_params()
+              if getattr(args, "param_" + name) is not None}
     source = SimulationSource(args.simulate) if args.simulate is not None else SecureSource()
-    result = run_query(values, spec, source)
-    result.notes = notes + result.notes
+    context = _Context(args, frame, declared, bounds, categories, params, source, notes)
+    out = {"central": _central, "local": _local, "shuffle": _shuffle,
+           "distributed": _distributed}[trust](context)
     if args.json:
-        out = result.to_dict()
-        analyst = {"clamped": out.pop("clamped")}
-        out["analyst_only"] = analyst
         print(json.dumps(out, indent=2, allow_nan=False, default=_json_default))
-    else:
-        _print_release(result)
     return EXIT_OK
+
+
+class _Context:
+    """What every trust model's branch needs from the command line."""
+
+    def __init__(self, args, frame, declared, bounds, categories, params, source, notes):
+        self.args, self.frame, self.declared = args, frame, declared
+        self.bounds, self.categories, self.params = bounds, categories, params
+        self.source, self.notes = source, notes
+
+    def values(self, categorical: bool):
+        from dpstudio.data.columns import category_column, numeric_column, yes_no_column
+        from dpstudio.data.schema import ColumnType
+
+        column = self.args.column
+        if categorical and self.declared is not None and \
+                self.declared.type is ColumnType.BOOLEAN:
+            return yes_no_column(self.frame, column)
+        if categorical:
+            return category_column(self.frame, column)
+        return numeric_column(self.frame, column)
+
+
+def _analyst_only(out: dict[str, Any]) -> dict[str, Any]:
+    """Move the analyst-only clamped count out of the released fields."""
+    out["analyst_only"] = {"clamped": out.pop("clamped", 0)}
+    return out
+
+
+def _central(c: _Context) -> dict[str, Any]:
+    from dpstudio.engine.queries import QuerySpec, run_query
+
+    a = c.args
+    spec = QuerySpec(
+        query=a.query, mechanism=a.mechanism, epsilon=a.epsilon, delta=a.delta,
+        bounds=c.bounds, categories=c.categories, bins=a.bins, quantile=a.quantile,
+        relation=a.relation, confidence=a.confidence, params=c.params, column=a.column,
+    ).validated()
+    categorical = (a.query == "histogram" and c.categories is not None) or a.query == "count"
+    result = run_query(c.values(categorical), spec, c.source)
+    result.notes = c.notes + result.notes
+    out = _analyst_only(result.to_dict())
+    out["trust_model"] = "central"
+    if not a.json:
+        _print_release(result)
+    return out
+
+
+def _local(c: _Context) -> dict[str, Any]:
+    from dpstudio.engine.local import run_local
+
+    a = c.args
+    info_queries = {"histogram", "mean"}
+    if a.query not in info_queries:
+        raise CliError(f"local protocols answer histogram or mean queries, not {a.query}")
+    numeric = a.query == "mean"
+    if numeric and c.bounds is None:
+        raise CliError("a local mean needs declared bounds (e.g. --bounds 0,100)")
+    params = dict(c.params, epsilon=a.epsilon)
+    if a.delta:
+        params["delta"] = a.delta
+    result = run_local(c.values(categorical=not numeric), a.mechanism, params,
+                       categories=c.categories, bounds=c.bounds if numeric else None,
+                       source=c.source, postprocess=a.postprocess, confidence=a.confidence)
+    out = _analyst_only(result.to_dict())
+    out["column"] = a.column
+    out["notes"] = c.notes + out.get("notes", [])
+    if a.export_records:
+        _write_records(a.export_records, result.records())
+        out["records_file"] = a.export_records
+    if not a.json:
+        _print_estimate(out, f"{result.query} of {a.column!r}, local model")
+    return out
+
+
+def _shuffle(c: _Context) -> dict[str, Any]:
+    from dpstudio.engine.shuffle import run_shuffle_sum
+
+    a = c.args
+    if c.bounds is None:
+        raise CliError("a shuffle-model sum needs declared bounds (e.g. --bounds 0,100)")
+    result = run_shuffle_sum(c.values(categorical=False), c.bounds, a.mechanism, a.epsilon,
+                             a.delta, c.source, query=a.query,
+                             **dict(c.params, confidence=a.confidence))
+    out = _analyst_only(result.to_dict())
+    out.update(trust_model="shuffle", column=a.column, notes=c.notes + out.get("notes", []))
+    if not a.json:
+        _print_estimate(out, f"{a.query} of {a.column!r}, shuffle model")
+    return out
+
+
+def _distributed(c: _Context) -> dict[str, Any]:
+    from dpstudio.engine.distributed import run_secure_sum
+
+    a = c.args
+    if c.bounds is None:
+        raise CliError("a secure-aggregation sum needs declared bounds (e.g. --bounds 0,100)")
+    result = run_secure_sum(c.values(categorical=False), c.bounds, a.mechanism, a.epsilon,
+                            a.delta, c.source, dropouts=a.dropouts, query=a.query,
+                            **dict(c.params, confidence=a.confidence))
+    out = _analyst_only(result.to_dict())
+    out.update(trust_model="distributed", column=a.column,
+               notes=c.notes + out.get("notes", []))
+    if not a.json:
+        _print_estimate(out, f"{a.query} of {a.column!r}, secure aggregation")
+    return out
+
+
+def _write_records(path: str, columns: dict[str, Any]) -> None:
+    """Write the collector's records as CSV, atomically (temporary file, then rename)."""
+    import os
+    import tempfile
+
+    import pandas as pd
+
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise CliError(f"cannot write {path}: no such folder")
+    frame = pd.DataFrame({name: list(col) if getattr(col, "ndim", 1) > 1 else col
+                          for name, col in columns.items()})
+    fd, tmp = tempfile.mkstemp(prefix=".records-", suffix=".csv", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            frame.to_csv(handle, index=False)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _print_estimate(out: dict[str, Any], title: str) -> None:
+    kind = "SIMULATION (seeded generator, not a release)" if out.get("simulated") else "release"
+    print(f"{title} — {kind}")
+    estimate = out.get("estimate")
+    if isinstance(estimate, dict) and "mean" not in estimate:
+        width = max((len(k) for k in estimate), default=4)
+        for label, v in estimate.items():
+            print(f"  {label:<{width}}  {_fmt(v):>12}  ± {_fmt(out['stderr'][label])} (s.e.)")
+    else:
+        print(f"  value        {_fmt(out.get('value'))}  ± {_fmt(out.get('stderr'))} (s.e.)")
+    for key in ("error_bound", "messages_per_user", "bits_per_message", "n"):
+        if out.get(key) is not None:
+            print(f"  {key.replace('_', ' '):<12} {_fmt(out[key])}")
+    print(f"  mechanism    {out['mechanism']}, ε = {out['epsilon']:g}, "
+          f"δ = {out.get('delta', 0.0):g}")
+    for note in out.get("notes", []):
+        print(f"  note: {note}")
+    if out["analyst_only"]["clamped"]:
+        print(f"  analyst only (not released): {out['analyst_only']['clamped']} values "
+              "outside the declaration")
 
 
 def _json_default(obj: Any) -> Any:

@@ -14,9 +14,9 @@ import math
 import numpy as np
 from scipy.special import gammaln, gammasgn, log_ndtr
 
+from dpstudio.engine.calibration import validate_delta, validate_sensitivity
 from dpstudio.engine.checks import positive
 from dpstudio.engine.checks import sample_rate as _check_rate
-from dpstudio.engine.calibration import validate_delta, validate_sensitivity
 from dpstudio.engine.errors import ParameterError
 
 __all__ = [

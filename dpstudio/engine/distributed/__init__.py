@@ -1,1 +1,33 @@
-"""Secure aggregation and distributed noise: the server sees only the (noisy) sum."""
+"""Secure aggregation and distributed noise: the server sees only the (noisy) sum.
+
+Modules
+-------
+encoding    values → integers in {0, …, p} by randomized rounding (shared with the shuffle
+            model's protocols)
+noise       distributed noise shares: Skellam (exact accounting) and discrete Gaussian
+            (Kairouz, Liu & Steinke 2021)
+secagg      pairwise-masked secure aggregation with dropout recovery (Bonawitz et al.
+            2017, simulated)
+secure_sum  the protocol end to end and the registry entries ``secagg_gaussian`` and
+            ``skellam``: :func:`run_secure_sum`, :func:`plan_secure_sum`
+"""
+
+from dpstudio.engine.distributed.noise import DistributedNoise, calibrate_noise
+from dpstudio.engine.distributed.secagg import SecAggSession, setup_session
+from dpstudio.engine.distributed.secure_sum import (
+    SecureSumMechanism,
+    SecureSumResult,
+    plan_secure_sum,
+    run_secure_sum,
+)
+
+__all__ = [
+    "DistributedNoise",
+    "SecAggSession",
+    "SecureSumMechanism",
+    "SecureSumResult",
+    "calibrate_noise",
+    "plan_secure_sum",
+    "run_secure_sum",
+    "setup_session",
+]

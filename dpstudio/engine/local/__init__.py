@@ -1,1 +1,68 @@
-"""Local differential privacy: each record is randomized before it leaves its owner."""
+"""Local differential privacy: each record is randomized before it leaves its owner.
+
+Protocols (registry names in brackets), all vectorized over whole columns with exact coins:
+
+* frequency oracles, counts of values ``0..k−1`` — randomized response [``rr``], K-ary RR
+  [``krr``], unary encodings [``sue``, ``oue``], optimal local hashing [``olh``], Hadamard
+  response [``hadamard``], Apple's count-mean sketch [``cms``] (and its sequence-fragment
+  puzzle for discovering frequent words in text);
+* means of bounded numbers — local Laplace [``local_laplace``], local Gaussian
+  [``local_gaussian``], Duchi et al.'s one-bit randomizer [``duchi``].
+
+``REGISTRY.get(name).build(epsilon=…, k=…)`` (or ``bounds=(lo, hi)``) builds the
+protocol object: ``randomize(values, source)`` (client), ``estimate(reports)`` and
+``variance(n, counts)`` (server), ``report_keys``/``to_records`` (the collector's view).
+:func:`run_local` does all of it for one column.
+"""
+
+from dpstudio.engine.local import entries  # noqa: F401  (registers the mechanisms)
+from dpstudio.engine.local.base import (
+    POSTPROCESS,
+    FrequencyOracle,
+    LocalRandomizer,
+    MeanOracle,
+    PureFrequencyOracle,
+    postprocess_counts,
+    project_simplex,
+)
+from dpstudio.engine.local.frequency import (
+    HadamardResponse,
+    KaryRR,
+    OLHReports,
+    OptimalLocalHashing,
+    RandomizedResponse,
+    UnaryEncoding,
+)
+from dpstudio.engine.local.mean import DuchiMean, LocalGaussian, LocalLaplace
+from dpstudio.engine.local.run import LocalResult, run_local
+from dpstudio.engine.local.sketch import (
+    CMSReports,
+    CountMeanSketch,
+    SequenceFragmentPuzzle,
+    SFPReports,
+)
+
+__all__ = [
+    "POSTPROCESS",
+    "CMSReports",
+    "CountMeanSketch",
+    "DuchiMean",
+    "FrequencyOracle",
+    "HadamardResponse",
+    "KaryRR",
+    "LocalGaussian",
+    "LocalLaplace",
+    "LocalRandomizer",
+    "LocalResult",
+    "MeanOracle",
+    "OLHReports",
+    "OptimalLocalHashing",
+    "PureFrequencyOracle",
+    "RandomizedResponse",
+    "SFPReports",
+    "SequenceFragmentPuzzle",
+    "UnaryEncoding",
+    "postprocess_counts",
+    "project_simplex",
+    "run_local",
+]

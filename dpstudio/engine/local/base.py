@@ -1,0 +1,241 @@
+"""Common interface of the local randomizers and the post-processing of their estimates.
+
+Every local protocol has two halves:
+
+* the **client** (:meth:`LocalRandomizer.randomize`): each user's value is randomized on
+  their own device; what it returns, per user, is all the untrusted collector ever sees
+  (:meth:`LocalRandomizer.to_records` lays it out as columns);
+* the **server** (:meth:`FrequencyOracle.estimate` / :meth:`MeanOracle.estimate`):
+  unbiased estimates from the reports, with their exact variances over the randomizers'
+  coins (the data held fixed).
+
+Frequency oracles estimate **counts** (number of users holding each value ``0..k−1``);
+divide by ``n`` for frequencies (variances by ``n²``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from dpstudio.engine.calibration import validate_epsilon
+from dpstudio.engine.errors import ParameterError, QueryError
+
+__all__ = [
+    "POSTPROCESS",
+    "FrequencyOracle",
+    "LocalRandomizer",
+    "MeanOracle",
+    "PureFrequencyOracle",
+    "check_domain_size",
+    "check_values",
+    "postprocess_counts",
+    "project_simplex",
+]
+
+POSTPROCESS = ("none", "clip", "simplex")
+
+
+def check_domain_size(k: Any, low: int = 2, name: str = "k") -> int:
+    """Return the domain size as an int, or raise ParameterError unless it is ≥ ``low``."""
+    try:
+        kk = int(k)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} (domain size) must be a whole number; got {k!r}") from None
+    if isinstance(k, bool) or kk != k or kk < low:
+        raise ParameterError(f"{name} (domain size) must be a whole number ≥ {low}; got {k!r}")
+    if kk > 2**31 - 2:
+        raise ParameterError(f"{name} (domain size) must be below 2^31 - 1; got {k!r}")
+    return kk
+
+
+def check_values(values: Any, k: int) -> np.ndarray:
+    """``values`` as an int64 array of codes in ``0..k−1``; QueryError otherwise."""
+    v = np.asarray(values)
+    if v.ndim != 1:
+        v = v.reshape(-1)
+    if v.dtype == bool:
+        v = v.astype(np.int64)
+    if v.dtype.kind == "f":
+        if v.size and not np.all(np.isfinite(v)):
+            raise QueryError(f"values must be integer codes in 0..{k - 1}; found NaN or infinity")
+        if v.size and np.any(v != np.floor(v)):
+            raise QueryError(f"values must be integer codes in 0..{k - 1}; found fractions")
+        v = v.astype(np.int64)
+    elif v.dtype.kind not in "iu":
+        raise QueryError(f"values must be integer codes in 0..{k - 1}; got dtype {v.dtype}")
+    v = v.astype(np.int64, copy=False)
+    if v.size and (int(v.min()) < 0 or int(v.max()) >= k):
+        bad = int(v[(v < 0) | (v >= k)][0])
+        raise QueryError(f"values must be integer codes in 0..{k - 1}; found {bad}")
+    return v
+
+
+class LocalRandomizer:
+    """What every registry entry of kind ``"randomizer"`` builds.
+
+    Attributes: ``name`` (registry name), ``epsilon``/``delta`` (the per-user guarantee),
+    ``messages_bits`` (bits per report), ``output_kind`` (``"categorical"``: audit with
+    events {key = v}; ``"numeric"``: with threshold events).
+    """
+
+    name = ""
+    label = ""
+    delta = 0.0
+    output_kind = "categorical"
+    messages_bits = 0
+    epsilon: float
+
+    def randomize(self, values, source):  # pragma: no cover - interface
+        """Each user's report (client side); randomness from ``source``."""
+        raise NotImplementedError
+
+    def n_reports(self, reports) -> int:
+        return len(reports)
+
+    def report_keys(self, reports, against=None) -> np.ndarray:  # pragma: no cover
+        """An integer key per report, for the empirical audit's events.
+
+        Any function of a report is a post-processing, so events on keys are valid
+        events of the randomizer. With ``against`` (a few inputs, e.g. the two an audit
+        compares), the key is the *support pattern* of the report over those inputs
+        (bit ``i`` set when the report supports ``against[i]``): a small key space where
+        the privacy loss between the inputs concentrates.
+        """
+        raise NotImplementedError
+
+    def to_records(self, reports) -> dict[str, np.ndarray]:  # pragma: no cover
+        """Columns of exactly what the untrusted collector receives, one row per user."""
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, Any]:
+        return {"mechanism": self.name, "epsilon": self.epsilon, "delta": self.delta,
+                "messages_bits": self.messages_bits}
+
+
+class FrequencyOracle(LocalRandomizer):
+    """A randomizer of values in ``0..k−1`` with an unbiased count estimator."""
+
+    k: int
+
+    def estimate(self, reports, n: int | None = None) -> np.ndarray:  # pragma: no cover
+        """Unbiased estimates of the **counts** of values ``0..k−1`` (float64, length k).
+
+        ``n`` is the number of users; by default the number of reports.
+        """
+        raise NotImplementedError
+
+    def variance(self, n: int, counts=None) -> np.ndarray:  # pragma: no cover
+        """Exact variance of each count estimate, over the randomizers' coins.
+
+        With ``counts`` (the true counts, or estimates as a plug-in) the variance is exact
+        for those data; without, the data-free ``Var*`` of Wang et al. (2017), i.e. the
+        variance for a value held by no one (the usual approximation for rare values).
+        """
+        raise NotImplementedError
+
+    def frequencies(self, reports) -> np.ndarray:
+        n = self.n_reports(reports)
+        return self.estimate(reports) / max(n, 1)
+
+
+class PureFrequencyOracle(FrequencyOracle):
+    """A *pure* protocol (Wang et al. 2017, Def. 3): a report supports some values; a
+    user's report supports their own value with probability ``p`` and any other given
+    value with probability ``q``, independently across users.
+
+    Then ``(C_v − n q) / (p − q)`` is unbiased for the count of ``v`` (``C_v`` the number of
+    reports supporting ``v``), with exact variance
+    ``(c_v p(1−p) + (n − c_v) q(1−q)) / (p − q)²`` for true count ``c_v``.
+    """
+
+    p: float
+    q: float
+
+    def support_counts(self, reports) -> np.ndarray:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def estimate(self, reports, n: int | None = None) -> np.ndarray:
+        n = self.n_reports(reports) if n is None else int(n)
+        c = self.support_counts(reports).astype(np.float64)
+        return (c - n * self.q) / (self.p - self.q)
+
+    def variance(self, n: int, counts=None) -> np.ndarray:
+        p, q = self.p, self.q
+        n = float(n)
+        if counts is None:
+            cv = np.zeros(self.k)
+        else:
+            cv = np.clip(np.asarray(counts, dtype=np.float64), 0.0, n)
+        return (cv * p * (1 - p) + (n - cv) * q * (1 - q)) / (p - q) ** 2
+
+
+class MeanOracle(LocalRandomizer):
+    """A randomizer of numbers in ``[lower, upper]`` with an unbiased mean estimator."""
+
+    output_kind = "numeric"
+    lower: float
+    upper: float
+
+    def estimate(self, reports, n: int | None = None) -> float:  # pragma: no cover
+        raise NotImplementedError
+
+    def variance(self, n: int, second_moment: float | None = None) -> float:  # pragma: no cover
+        raise NotImplementedError
+
+
+def validate_local_epsilon(epsilon: Any) -> float:
+    """ε for a local randomizer: finite, > 0 and at most 700 (e^ε must stay finite)."""
+    eps = validate_epsilon(epsilon)
+    if eps > 700:
+        raise ParameterError(f"ε must be at most 700 for a local randomizer; got {epsilon!r}")
+    return eps
+
+
+# ------------------------------------------------------------------ post-processing
+
+
+def project_simplex(v: np.ndarray, total: float = 1.0) -> np.ndarray:
+    """Euclidean projection of ``v`` onto ``{w : w ≥ 0, Σw = total}`` (``total > 0``).
+
+    Sort-based algorithm (Held, Wolfe & Crowder 1974; Duchi et al. 2008): with ``u``
+    sorted descending, ``ρ`` the largest ``j`` with ``u_j > (Σ_{i≤j} u_i − total)/j`` and
+    ``θ = (Σ_{i≤ρ} u_i − total)/ρ``, the projection is ``max(v − θ, 0)``.
+    """
+    v = np.asarray(v, dtype=np.float64)
+    if v.ndim != 1 or v.size == 0:
+        raise QueryError("simplex projection needs a non-empty vector")
+    if not np.all(np.isfinite(v)):
+        raise QueryError("simplex projection needs finite estimates")
+    u = np.sort(v)[::-1]
+    css = np.cumsum(u) - total
+    j = np.arange(1, v.size + 1)
+    rho = int(np.flatnonzero(u - css / j > 0)[-1]) + 1
+    theta = css[rho - 1] / rho
+    return np.maximum(v - theta, 0.0)
+
+
+def postprocess_counts(counts: np.ndarray, method: str, total: float) -> np.ndarray:
+    """Turn unbiased estimates into a valid histogram summing to ``total``.
+
+    ``"none"``: unchanged (unbiased, may be negative); ``"clip"``: negatives set to 0,
+    then rescaled to sum to ``total`` (all-zero: uniform); ``"simplex"``: the closest
+    valid histogram in Euclidean distance (:func:`project_simplex`). Both are
+    post-processing: no extra privacy cost, but they trade bias for lower error.
+    """
+    if method not in POSTPROCESS:
+        raise QueryError(f"postprocess must be one of {', '.join(POSTPROCESS)}; got {method!r}")
+    c = np.asarray(counts, dtype=np.float64)
+    if method == "none":
+        return c.copy()
+    if not total > 0 or not math.isfinite(total):
+        raise QueryError(f"a histogram's total must be positive; got {total!r}")
+    if method == "clip":
+        pos = np.maximum(c, 0.0)
+        s = pos.sum()
+        if s <= 0:
+            return np.full(c.shape, total / c.size)
+        return pos * (total / s)
+    return project_simplex(c, total)

@@ -1,0 +1,541 @@
+"""Apple's private count-mean sketch and the sequence-fragment puzzle.
+
+Count-mean sketch (CMS; Apple Differential Privacy Team 2017, "Learning with Privacy at
+Scale", Algorithms 1–3). A public family of ``K`` hash functions maps values to ``m``
+buckets. A user with value ``d`` picks ``j`` uniform in ``0..K−1``, writes the ±1 vector
+``v`` (``+1`` only at ``h_j(d)``) and flips each entry independently with probability
+``1/(e^{ε/2}+1)``; it sends ``(j, ṽ)``. Changing ``d`` changes two entries of ``v``, each
+an ``e^{ε/2}`` randomized response: ε-LDP. The server accumulates the sketch
+``M[j, :] += K·(c_ε ṽ + 1)/2`` with ``c_ε = (e^{ε/2}+1)/(e^{ε/2}−1)`` and reads
+``r(d) = (1/K) Σ_l M[l, h_l(d)]``.
+
+``E[r(d)] = Σ_{d'} A[d, d'] f(d')`` with ``A[d, d']`` the fraction of the ``K`` hash
+functions under which ``d`` and ``d'`` collide (``A[d, d] = 1``). Two debiasings:
+
+* ``"apple"``: ``f̂ = m/(m−1)·(r − n/m)``, which inverts ``E_hash[A] = (1−1/m)I + J/m``:
+  unbiased on average over the draw of the hash family (for a fixed family the bias is
+  ``m/(m−1)·(Σ_{d'} A[d, d'] f(d') − n/m) − f(d)``, :meth:`CountMeanSketch.bias`). Works
+  on open domains (any candidate keys): the sequence-fragment puzzle uses it.
+* ``"exact"`` (default for a declared domain of ``k ≤ 4096`` values): ``f̂ = A⁻¹ r``,
+  unbiased for this hash family.
+
+Variances, derived here for a fixed hash family (over the users' coins; user ``i`` adds
+``Z_i = (c_ε ṽ_i[h_{j_i}(d)] + 1)/2`` to ``r(d)``, with ``E Z_i = a_i = A[d, d_i]`` and
+``Var Z_i = (c_ε² − (2a_i − 1)²)/4 = (c_ε² − 1)/4 + a_i(1 − a_i)``; note
+``(c_ε² − 1)/4 = e^{ε/2}/(e^{ε/2} − 1)²``, SUE's ``Var*``):
+
+* apple: ``(m/(m−1))² · (n (c_ε² − 1)/4 + Σ_{d'} f(d') A[d,d'](1 − A[d,d']))``;
+* exact, with ``B = A⁻¹`` and ``G_j[t, d] = Σ_{d': h_j(d') = h_j(d)} B[t, d']``:
+  ``n (c_ε² − 1)/4 · B[t, t] + Σ_d f(d) mean_j G_j[t, d]² − f(t)``.
+
+(Pan 2024, arXiv:2406.03785, also notes errors in the original paper's expectation and
+variance; the formulas above are checked by simulation in the tests.)
+
+Sequence-fragment puzzle (SFP; same paper, Algorithms 9–10): to discover frequent
+*unknown* words, each user also reports, through a second CMS, ``h(s) ‖ s[ℓ:ℓ+2]`` for a
+random position ``ℓ`` (``h`` a 256-valued hash of the whole word): the server finds the
+frequent (hash, fragment) pairs at every position, assembles candidate words per hash
+value, and keeps the candidates the word-level CMS confirms.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+from scipy.stats import norm
+
+from dpstudio.engine.errors import ParameterError, QueryError
+from dpstudio.engine.local._coins import rr_flip_coin, rr_keep_coin, uniform_below32
+from dpstudio.engine.local.base import (
+    FrequencyOracle,
+    check_domain_size,
+    check_values,
+    validate_local_epsilon,
+)
+from dpstudio.engine.local.frequency import (
+    bit_strings,
+    column_counts,
+    get_bits,
+    pattern_keys,
+    random_bit_matrix,
+    set_bits,
+)
+
+__all__ = [
+    "CMSReports",
+    "CountMeanSketch",
+    "SFPReports",
+    "SequenceFragmentPuzzle",
+    "word_fingerprints",
+]
+
+_P61 = (1 << 61) - 1
+_P61_U = np.uint64(_P61)
+_M32 = np.uint64(0xFFFFFFFF)
+_M29 = np.uint64((1 << 29) - 1)
+# Largest declared domain the exact debiasing solves (A is k × k).
+EXACT_MAX_K = 4096
+
+
+def _mulmod61(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``a·x mod (2^61 − 1)`` for uint64 ``a, x < 2^61``, without overflow.
+
+    With 32-bit halves, ``a·x = hh·2^64 + mid·2^32 + ll``; ``2^64 ≡ 8`` and
+    ``2^61 ≡ 1`` modulo ``P``, and ``mid·2^32 = (mid >> 29)·2^61 + (mid mod 2^29)·2^32``.
+    """
+    s32 = np.uint64(32)
+    a_hi, a_lo = a >> s32, a & _M32
+    x_hi, x_lo = x >> s32, x & _M32
+    hh = a_hi * x_hi  # < 2^58
+    mid = a_hi * x_lo + a_lo * x_hi  # < 2^62
+    ll = a_lo * x_lo  # < 2^64
+    s = (hh << np.uint64(3)) + (mid >> np.uint64(29)) + ((mid & _M29) << s32)
+    s += (ll & _P61_U) + (ll >> np.uint64(61))  # total < 2^63
+    s = (s & _P61_U) + (s >> np.uint64(61))
+    return np.where(s >= _P61_U, s - _P61_U, s)
+
+
+def cms_hash(a, b, x, m: int) -> np.ndarray:
+    """Bucket in ``0..m−1`` of keys ``x`` (< 2^61 − 1) under ``((a·x + b) mod P)``."""
+    x = np.asarray(x, dtype=np.uint64)
+    t = _mulmod61(np.asarray(a, dtype=np.uint64), x) + np.asarray(b, dtype=np.uint64)
+    t = np.where(t >= _P61_U, t - _P61_U, t)
+    return (((t >> np.uint64(29)) * np.uint64(m)) >> np.uint64(32)).astype(np.int64)
+
+
+def _hash_family(count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Public hash parameters ``(a_j, b_j)``, ``a_j ∈ [1, P)``, ``b_j ∈ [0, P)``: SHA-256 of
+    the seed and index, 61 bits, redrawn (next counter) when out of range."""
+    a = np.empty(count, dtype=np.uint64)
+    b = np.empty(count, dtype=np.uint64)
+    for j in range(count):
+        ctr = 0
+        while True:
+            d = hashlib.sha256(f"dpstudio-cms/{seed}/{j}/{ctr}".encode()).digest()
+            aa = int.from_bytes(d[:8], "little") >> 3
+            bb = int.from_bytes(d[8:16], "little") >> 3
+            ctr += 1
+            if 1 <= aa < _P61 and bb < _P61:
+                break
+        a[j], b[j] = aa, bb
+    return a, b
+
+
+class CMSReports(NamedTuple):
+    """What each CMS user sends: the hash index ``j`` and the packed ±1 vector (1 = +1)."""
+
+    j: np.ndarray  # int64 in [0, K)
+    bits: np.ndarray  # (n, m/8) uint8, np.packbits order
+
+    def __len__(self) -> int:
+        return int(self.j.shape[0])
+
+
+class CountMeanSketch(FrequencyOracle):
+    """Apple's private count-mean sketch over integer keys (codes ``0..k−1`` by default).
+
+    Parameters: ``epsilon``; ``k`` the declared domain size (``None``: an open domain,
+    estimate any keys with :meth:`estimate_keys`); ``hashes`` (K) and ``buckets`` (m);
+    ``debias`` ``"exact"`` or ``"apple"``; ``hash_seed`` selects the public hash family.
+    """
+
+    name = "cms"
+    label = "Count-mean sketch (Apple)"
+
+    def __init__(self, epsilon: float, k: int | None = None, hashes: int = 64,
+                 buckets: int = 1024, debias: str = "exact", hash_seed: int = 0) -> None:
+        self.epsilon = validate_local_epsilon(epsilon)
+        self.k = None if k is None else check_domain_size(k)
+        self.hashes = check_domain_size(hashes, low=1, name="hashes")
+        self.buckets = check_domain_size(buckets, name="buckets")
+        if self.hashes > 1 << 16 or self.buckets > 1 << 20:
+            raise ParameterError("hashes must be at most 65536 and buckets at most 2^20")
+        if debias not in ("exact", "apple"):
+            raise ParameterError(f"debias must be exact or apple; got {debias!r}")
+        if debias == "exact" and self.k is not None and self.k > EXACT_MAX_K:
+            raise ParameterError(f"exact debiasing solves a k × k system: k must be at most "
+                                 f"{EXACT_MAX_K} (got {self.k}); use debias=apple")
+        self.debias = debias if self.k is not None else "apple"
+        self.hash_seed = int(hash_seed)
+        self._a, self._b = _hash_family(self.hashes, self.hash_seed)
+        half = self.epsilon / 2.0
+        self._flip = rr_flip_coin(half)  # -1 → +1
+        self._keep = rr_keep_coin(half, 1)  # +1 stays +1
+        eh = math.exp(half)
+        self.c_eps = (eh + 1.0) / (eh - 1.0)
+        self.unit_var = eh / (eh - 1.0) ** 2  # (c_ε² − 1)/4
+        self.messages_bits = self.buckets + max(0, math.ceil(math.log2(self.hashes)))
+        self._A = self._Binv = self._Q = None
+
+    # -- hashing
+    def bucket(self, j, keys) -> np.ndarray:
+        """``h_j(key)`` (vectorized over users: ``j`` and ``keys`` of the same length)."""
+        j = np.asarray(j, dtype=np.int64)
+        return cms_hash(self._a[j], self._b[j], keys, self.buckets)
+
+    def bucket_table(self, keys) -> np.ndarray:
+        """``(hashes, len(keys))`` table of ``h_l(key)``."""
+        keys = np.asarray(keys, dtype=np.uint64)
+        return cms_hash(self._a[:, None], self._b[:, None], keys[None, :], self.buckets)
+
+    # -- client
+    def randomize(self, values, source) -> CMSReports:
+        if self.k is None:
+            raise QueryError("an open-domain sketch randomizes keys: use randomize_keys")
+        return self.randomize_keys(check_values(values, self.k).astype(np.uint64), source)
+
+    def randomize_keys(self, keys, source) -> CMSReports:
+        """Reports for integer keys (< 2^61 − 1), e.g. word fingerprints."""
+        keys = np.asarray(keys, dtype=np.uint64)
+        n = keys.size
+        j = uniform_below32(self.hashes, source.uint32(n), source).astype(np.int64)
+        bits = random_bit_matrix(n, self.buckets, self._flip, source)
+        set_bits(bits, self.bucket(j, keys), self._keep.flip(n, source))
+        return CMSReports(j, bits)
+
+    # -- server
+    def sketch(self, reports: CMSReports) -> np.ndarray:
+        """Apple's sketch matrix ``M`` (hashes × buckets)."""
+        j = np.asarray(reports.j, dtype=np.int64)
+        ones = column_counts(reports.bits, self.buckets, groups=j, n_groups=self.hashes)
+        per = np.bincount(j, minlength=self.hashes).astype(np.float64)[:, None]
+        return self.hashes * (self.c_eps * (2.0 * ones - per) + per) / 2.0
+
+    def raw(self, reports: CMSReports, keys, sketch: np.ndarray | None = None) -> np.ndarray:
+        """``r(key) = (1/K) Σ_l M[l, h_l(key)]`` (expectation ``Σ_d A[key, d] f(d)``)."""
+        M = self.sketch(reports) if sketch is None else sketch
+        keys = np.asarray(keys, dtype=np.uint64)
+        out = np.zeros(keys.size)
+        rows = np.arange(self.hashes)[:, None]
+        step = max(1, (1 << 22) // self.hashes)
+        for s in range(0, keys.size, step):
+            table = self.bucket_table(keys[s:s + step])
+            out[s:s + step] = M[rows, table].mean(axis=0)
+        return out
+
+    def estimate_keys(self, reports: CMSReports, keys, n: int | None = None,
+                      sketch: np.ndarray | None = None) -> np.ndarray:
+        """Apple-debiased count estimates of arbitrary keys (open domains)."""
+        n = len(reports) if n is None else int(n)
+        m = self.buckets
+        return m / (m - 1.0) * (self.raw(reports, keys, sketch) - n / m)
+
+    def estimate(self, reports: CMSReports, n: int | None = None) -> np.ndarray:
+        if self.k is None:
+            raise QueryError("an open-domain sketch estimates keys: use estimate_keys")
+        if self.debias == "apple":
+            return self.estimate_keys(reports, np.arange(self.k), n)
+        return np.linalg.solve(self.collisions(), self.raw(reports, np.arange(self.k)))
+
+    def collisions(self) -> np.ndarray:
+        """``A[d, d']``: fraction of the hash functions under which codes d, d' collide."""
+        if self._A is None:
+            if self.k is None:
+                raise QueryError("collisions need a declared domain")
+            table = self.bucket_table(np.arange(self.k))
+            A = np.zeros((self.k, self.k))
+            for row in table:
+                A += row[:, None] == row[None, :]
+            A /= self.hashes
+            if self.debias == "exact":
+                w = np.linalg.eigvalsh(A)
+                if w[0] < 1e-9 * w[-1]:
+                    raise QueryError("the hash family cannot tell some values apart; "
+                                     "raise buckets or hashes, or use debias=apple")
+            self._A = A
+        return self._A
+
+    def _exact_terms(self) -> tuple[np.ndarray, np.ndarray]:
+        """``B = A⁻¹`` and ``Q[t, d] = mean_j G_j[t, d]²`` (O(K·k²), cached)."""
+        if self._Q is None:
+            A = self.collisions()
+            B = np.linalg.inv(A)
+            Q = np.zeros_like(B)
+            table = self.bucket_table(np.arange(self.k))
+            for row in table:
+                order = np.argsort(row, kind="stable")
+                srt = row[order]
+                starts = np.flatnonzero(np.r_[True, srt[1:] != srt[:-1]])
+                sums = np.add.reduceat(B[:, order], starts, axis=1)  # per occupied bucket
+                slot = np.empty(self.k, dtype=np.int64)
+                slot[order] = np.cumsum(np.r_[False, srt[1:] != srt[:-1]])
+                G = sums[:, slot]
+                Q += G * G
+            Q /= self.hashes
+            self._Binv, self._Q = B, Q
+        return self._Binv, self._Q
+
+    def variance(self, n: int, counts=None) -> np.ndarray:
+        """Exact variance of each count estimate for this hash family (module docstring).
+
+        ``counts=None``: the data-free leading term ``n·(c_ε²−1)/4`` (times
+        ``(m/(m−1))²`` for apple, ``B[t, t]`` for exact). For apple on a domain of more than
+        4096 values the collision term is left out (it is at most ``Σ f·A(1 − A)``, of
+        order ``n/m``).
+        """
+        n = float(n)
+        if self.k is None:
+            m = self.buckets
+            return np.array([(m / (m - 1.0)) ** 2 * n * self.unit_var])
+        if self.debias == "apple":
+            m = self.buckets
+            base = np.full(self.k, n * self.unit_var)
+            if counts is not None and self.k <= EXACT_MAX_K:  # else: the leading term
+                A = self.collisions()
+                f = np.clip(np.asarray(counts, dtype=np.float64), 0.0, n)
+                base += (A * (1.0 - A)) @ f
+            return (m / (m - 1.0)) ** 2 * base
+        B, Q = self._exact_terms()
+        out = n * self.unit_var * np.diag(B)
+        if counts is not None:
+            f = np.clip(np.asarray(counts, dtype=np.float64), 0.0, n)
+            out = out + Q @ f - f
+        return out
+
+    def bias(self, counts) -> np.ndarray:
+        """Bias of the estimates for true ``counts`` with this hash family (0 for exact)."""
+        f = np.asarray(counts, dtype=np.float64)
+        if self.debias == "exact":
+            return np.zeros_like(f)
+        if self.k is None or self.k > EXACT_MAX_K:
+            raise QueryError(f"the bias is computed for declared domains of at most "
+                             f"{EXACT_MAX_K} values")
+        m = self.buckets
+        return m / (m - 1.0) * (self.collisions() @ f - f.sum() / m) - f
+
+    # -- collector's view
+    def report_keys(self, reports: CMSReports, against=None) -> np.ndarray:
+        j = np.asarray(reports.j, dtype=np.int64)
+        if against is None:
+            nb = reports.bits.shape[1]
+            rec = np.empty((len(j), 8 + nb), dtype=np.uint8)
+            rec[:, :8] = j.astype("<i8").view(np.uint8).reshape(-1, 8)
+            rec[:, 8:] = reports.bits
+            return rec.view(f"V{8 + nb}").reshape(-1)
+        vals = check_values(np.asarray(against), self.k) if self.k else np.asarray(against)
+        return pattern_keys([get_bits(reports.bits, self.bucket(j, np.full(j.size, v))) == 1
+                             for v in vals.tolist()])
+
+    def to_records(self, reports: CMSReports) -> dict[str, np.ndarray]:
+        return {"hash_index": np.asarray(reports.j, dtype=np.int64),
+                "bits": bit_strings(reports.bits, self.buckets)}
+
+    def n_reports(self, reports) -> int:
+        return len(reports)
+
+    def describe(self):
+        return super().describe() | {"k": self.k, "hashes": self.hashes,
+                                     "buckets": self.buckets, "debias": self.debias,
+                                     "c_eps": self.c_eps, "hash_seed": self.hash_seed}
+
+
+# ------------------------------------------------------------ sequence-fragment puzzle
+
+
+def word_fingerprints(words, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Per word: a 61-bit key (< 2^61 − 1) for the word sketch and its 8-bit hash ``h``.
+
+    BLAKE2b of the UTF-8 word, salted with the public seed; computed once per distinct
+    word.
+    """
+    words = np.asarray(words, dtype=object)
+    uniq, inv = np.unique(words.astype(str), return_inverse=True)
+    key = np.empty(uniq.size, dtype=np.uint64)
+    h8 = np.empty(uniq.size, dtype=np.int64)
+    salt = seed.to_bytes(8, "little", signed=True)
+    for i, w in enumerate(uniq.tolist()):
+        d = hashlib.blake2b(w.encode("utf-8"), digest_size=16, salt=salt).digest()
+        key[i] = int.from_bytes(d[:8], "little") % _P61
+        h8[i] = d[8]
+    return key[inv], h8[inv]
+
+
+class SFPReports(NamedTuple):
+    """Per user: fragment position index, the fragment CMS report and the word CMS report."""
+
+    position: np.ndarray
+    fragment: CMSReports
+    word: CMSReports
+
+    def __len__(self) -> int:
+        return int(self.position.shape[0])
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """A word found by the puzzle: its estimated count and standard error."""
+
+    word: str
+    count: float
+    stderr: float
+
+
+class SequenceFragmentPuzzle:
+    """Apple's sequence-fragment puzzle: discover frequent words without a dictionary.
+
+    ε is split: ``fragment_share·ε`` on the fragment sketch, the rest on the word sketch
+    (each user sends both: sequential composition gives ε). Words are lower-cased (if
+    ``lowercase``) and seen through their first ``max_length`` characters; characters
+    outside ``alphabet`` cannot be reconstructed.
+    """
+
+    name = "sfp"
+    label = "Sequence-fragment puzzle (Apple)"
+    output_kind = "categorical"
+    delta = 0.0
+    PAD, OTHER = " ", "\x00"
+
+    def __init__(self, epsilon: float, hashes: int = 64, buckets: int = 1024,
+                 fragment_share: float = 0.5, max_length: int = 10,
+                 alphabet: str = "abcdefghijklmnopqrstuvwxyz0123456789",
+                 lowercase: bool = True, hash_seed: int = 0) -> None:
+        self.epsilon = validate_local_epsilon(epsilon)
+        if not 0.0 < float(fragment_share) < 1.0:
+            raise ParameterError(f"fragment_share must lie in (0, 1); got {fragment_share!r}")
+        if max_length < 2 or max_length % 2:
+            raise ParameterError("max_length must be an even number ≥ 2")
+        if len(set(alphabet)) != len(alphabet) or not alphabet or self.PAD in alphabet:
+            raise ParameterError("alphabet must be distinct characters, without a space")
+        self.max_length = int(max_length)
+        self.positions = self.max_length // 2
+        self.symbols = self.PAD + alphabet + self.OTHER
+        self.A = len(self.symbols)
+        self.lowercase = bool(lowercase)
+        self.hash_seed = int(hash_seed)
+        self.eps_fragment = self.epsilon * float(fragment_share)
+        self.eps_word = self.epsilon - self.eps_fragment
+        self.fragment_cms = CountMeanSketch(self.eps_fragment, None, hashes, buckets,
+                                            "apple", hash_seed)
+        self.word_cms = CountMeanSketch(self.eps_word, None, hashes, buckets, "apple",
+                                        hash_seed + 1)
+        self.messages_bits = (self.fragment_cms.messages_bits + self.word_cms.messages_bits
+                              + math.ceil(math.log2(self.positions)))
+
+    def _codes(self, words: np.ndarray) -> np.ndarray:
+        """``(n, max_length)`` symbol codes (pad = 0, unknown = A − 1)."""
+        index = {c: i for i, c in enumerate(self.symbols)}
+        uniq, inv = np.unique(words, return_inverse=True)
+        table = np.zeros((uniq.size, self.max_length), dtype=np.int64)
+        for u, w in enumerate(uniq.tolist()):
+            for i, ch in enumerate(w[: self.max_length]):
+                table[u, i] = index.get(ch, self.A - 1) if ch != self.PAD else self.A - 1
+        return table[inv]
+
+    def prepare(self, words) -> np.ndarray:
+        w = np.asarray(words, dtype=object)
+        if w.ndim != 1:
+            w = w.reshape(-1)
+        if any(not isinstance(x, str) for x in w.tolist()):
+            raise QueryError("the sequence-fragment puzzle needs a text column of words")
+        out = np.array([x.lower() if self.lowercase else x for x in w.tolist()], dtype=object)
+        return out
+
+    def randomize(self, words, source) -> SFPReports:
+        w = self.prepare(words)
+        n = w.size
+        key, h8 = word_fingerprints(w, self.hash_seed)
+        pos = uniform_below32(self.positions, source.uint32(n), source).astype(np.int64)
+        codes = self._codes(w.astype(str)) if n else np.zeros((0, self.max_length), np.int64)
+        rows = np.arange(n)
+        frag = codes[rows, 2 * pos] * self.A + codes[rows, 2 * pos + 1]
+        fkey = (h8 * self.A * self.A + frag).astype(np.uint64)
+        return SFPReports(pos, self.fragment_cms.randomize_keys(fkey, source),
+                          self.word_cms.randomize_keys(key, source))
+
+    def _threshold(self, cms: CountMeanSketch, n: int, tests: int, alpha: float) -> float:
+        z = float(norm.isf(alpha / max(tests, 1)))
+        return z * math.sqrt(cms.variance(n)[0])
+
+    def _fragment_raw(self, sketches: list[np.ndarray]) -> np.ndarray:
+        """``r(key)`` of every fragment key ``h·A² + f`` in every position's sketch.
+
+        The keys form a grid, and ``a·(h·A² + f) + b ≡ (a·h·A² + b) + a·f (mod P)``: one
+        modular product per hash value and per fragment, then one addition per grid cell
+        and hash function, shared by all positions.
+        """
+        cms = self.fragment_cms
+        A2 = self.A * self.A
+        hA2 = np.arange(256, dtype=np.uint64) * np.uint64(A2)
+        frags = np.arange(A2, dtype=np.uint64)
+        out = np.zeros((len(sketches), 256, A2))
+        m = np.uint64(cms.buckets)
+        for ell in range(cms.hashes):
+            a = np.full(1, cms._a[ell])
+            base = _mulmod61(a, hA2) + cms._b[ell]
+            base = np.where(base >= _P61_U, base - _P61_U, base)
+            t = base[:, None] + _mulmod61(a, frags)[None, :]
+            t = np.where(t >= _P61_U, t - _P61_U, t)
+            bucket = ((t >> np.uint64(29)) * m) >> np.uint64(32)
+            for p, M in enumerate(sketches):
+                out[p] += M[ell][bucket]
+        return out / cms.hashes
+
+    def discover(self, reports: SFPReports, alpha: float = 0.05,
+                 max_candidates: int = 1000) -> list[Discovery]:
+        """Frequent words, most frequent first.
+
+        A (hash, fragment) pair is frequent when its estimate exceeds ``z·stderr`` with a
+        Bonferroni ``z`` over all pairs and positions (``alpha`` false alarms in all); a
+        candidate word is kept when the word sketch's estimate exceeds the same kind of
+        threshold over all candidates.
+        """
+        pos = np.asarray(reports.position)
+        cms = self.fragment_cms
+        users = [np.flatnonzero(pos == p) for p in range(self.positions)]
+        sketches = [cms.sketch(CMSReports(reports.fragment.j[u], reports.fragment.bits[u]))
+                    for u in users]
+        raw = self._fragment_raw(sketches)  # (positions, 256, A²)
+        m = cms.buckets
+        tests = raw[0].size * self.positions
+        heavy: list[dict[int, list[tuple[float, int]]]] = []
+        for p, u in enumerate(users):
+            est = m / (m - 1.0) * (raw[p] - u.size / m)
+            cut = self._threshold(cms, u.size, tests, alpha)
+            found: dict[int, list[tuple[float, int]]] = {}
+            for h, f in zip(*np.nonzero(est > cut), strict=True):
+                found.setdefault(int(h), []).append((float(est[h, f]), int(f)))
+            heavy.append(found)
+        cands: dict[str, int] = {}  # candidate word → the hash value it was built for
+        alphabet = set(self.symbols[1:-1])
+        for h in set.intersection(*(set(f) for f in heavy)):
+            words = [""]
+            for p in range(self.positions):
+                frags = sorted(heavy[p][h], reverse=True)
+                words = [w + self.symbols[f // self.A] + self.symbols[f % self.A]
+                         for w in words for _, f in frags][:max_candidates]
+            for w in words:
+                core = w.rstrip(self.PAD)
+                if core and set(core) <= alphabet:
+                    cands[core] = h
+        if not cands:
+            return []
+        names = sorted(cands)
+        keys, h8 = word_fingerprints(np.array(names, dtype=object), self.hash_seed)
+        n = len(reports)
+        est = self.word_cms.estimate_keys(reports.word, keys, n)
+        se = math.sqrt(self.word_cms.variance(n)[0])
+        cut = self._threshold(self.word_cms, n, len(names), alpha)
+        out = [Discovery(w, float(e), se)
+               for w, e, hv in zip(names, est.tolist(), h8.tolist(), strict=True)
+               if e > cut and hv == cands[w]]  # the word must hash to its group
+        return sorted(out, key=lambda d: -d.count)
+
+    def to_records(self, reports: SFPReports) -> dict[str, np.ndarray]:
+        return {"fragment_position": 2 * np.asarray(reports.position) + 1,
+                "fragment_hash_index": np.asarray(reports.fragment.j),
+                "fragment_bits": bit_strings(reports.fragment.bits, self.fragment_cms.buckets),
+                "word_hash_index": np.asarray(reports.word.j),
+                "word_bits": bit_strings(reports.word.bits, self.word_cms.buckets)}
+
+    def n_reports(self, reports) -> int:
+        return len(reports)
+
+    def describe(self):
+        return {"mechanism": self.name, "epsilon": self.epsilon,
+                "epsilon_fragment": self.eps_fragment, "epsilon_word": self.eps_word,
+                "max_length": self.max_length, "alphabet": self.symbols[1:-1],
+                "messages_bits": self.messages_bits}

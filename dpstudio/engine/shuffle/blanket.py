@@ -1,0 +1,144 @@
+"""The single-message summation protocol of Balle, Bell, Gascón & Nissim (CRYPTO 2019,
+"The Privacy Blanket of the Shuffle Model"), for comparison with the cloak.
+
+Each user rounds its value (scaled to [0, 1]) to x̄ ∈ {0, …, k} by randomized rounding
+and sends **one** message: x̄ with probability 1 − γ, otherwise a uniform draw from
+{0, …, k} (the "blanket"). The shuffler permutes the n messages; the analyzer debiases
+
+    Ŝ = (Σ_i y_i/k − γn/2) / (1 − γ),
+
+an unbiased estimate of Σ x_i. Privacy is that of shuffled k+1-ary randomized response
+with blanket probability γ: BBGN19 Theorem 3.1 shows (ε, δ)-DP against replacing one
+user's value when
+
+    γ = max{ 14·k·ln(2/δ) / ((n − 1)ε²),  27·k / ((n − 1)ε) } < 1,    ε ≤ 1
+
+(k here is the number of blanket values other than the input, as in their k-ary RR with
+the input domain {0, …, k}; the numerical code of the authors' follow-up uses the same
+expression). We take ε ≤ 1 as a condition of the theorem and refuse larger ε rather than
+extrapolate. γ is rounded **up** to a multiple of 2⁻³² (more blanket, more privacy) so
+that each user's coin is decided exactly by a 32-bit word.
+
+Error. Per user, Var(y/k) ≤ (1 − γ)/(4k²) + γ(2k + 1)/(6k) − γ²/4 (the worst case is a
+value at 0 or 1; the first term is the rounding's), divided by (1 − γ)² by the
+debiasing; the n terms are independent and each lies in an interval of length
+1/(1 − γ), which gives a Bernstein error bound. The precision k is chosen to minimize
+this variance bound subject to γ < 1 (about (εn)^{1/3}/ln(1/δ)^{1/3}, BBGN19 §4), unless
+given.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpstudio.engine import sampling
+from dpstudio.engine.distributed.encoding import randomized_round
+from dpstudio.engine.errors import ParameterError
+from dpstudio.engine.rng import Source
+
+__all__ = ["BlanketParameters", "blanket_gamma", "blanket_parameters", "blanket_randomize"]
+
+_MAX_K = 1 << 20
+_GAMMA_GRID = 2.0**-32
+
+
+def blanket_gamma(k: int, n: int, epsilon: float, delta: float) -> float:
+    """BBGN19 Theorem 3.1's blanket probability for domain {0, …, k} (not yet rounded)."""
+    return max(14.0 * k * math.log(2.0 / delta) / ((n - 1) * epsilon**2),
+               27.0 * k / ((n - 1) * epsilon))
+
+
+def _variance_per_user(k: int, gamma: float) -> float:
+    """Upper bound on the variance of one user's debiased term (units of the [0, 1] scale)."""
+    v = (1.0 - gamma) / (4.0 * k * k) + gamma * (2 * k + 1) / (6.0 * k) - gamma * gamma / 4.0
+    return v / (1.0 - gamma) ** 2
+
+
+@dataclass(frozen=True)
+class BlanketParameters:
+    n: int
+    k: int
+    gamma: float
+    epsilon: float
+    delta: float
+
+    @property
+    def bits_per_message(self) -> int:
+        return max(1, self.k.bit_length())  # messages in {0, …, k}
+
+    def variance(self, n: int | None = None) -> float:
+        """Upper bound on Var(Ŝ) on the [0, 1] scale."""
+        return (self.n if n is None else int(n)) * _variance_per_user(self.k, self.gamma)
+
+    @property
+    def term_range(self) -> float:
+        """Each user's debiased error term lies in an interval of this length."""
+        return 1.0 / (1.0 - self.gamma)
+
+
+def _check(n: int, epsilon: float, delta: float) -> None:
+    if n < 2:
+        raise ParameterError(f"the blanket protocol needs at least 2 users, got {n}")
+    if epsilon > 1.0:
+        raise ParameterError(
+            f"the privacy-blanket bound (Balle et al. 2019, Thm 3.1) holds for ε ≤ 1, got "
+            f"ε = {epsilon:g}; use the cloak")
+
+
+def _rounded_gamma(k: int, n: int, epsilon: float, delta: float) -> float:
+    return math.ceil(blanket_gamma(k, n, epsilon, delta) / _GAMMA_GRID) * _GAMMA_GRID
+
+
+def blanket_parameters(n: int, epsilon: float, delta: float, k: int = 0) -> BlanketParameters:
+    """Blanket probability and precision k (chosen if ``k`` is 0) for n users at (ε, δ)."""
+    n = int(n)
+    _check(n, epsilon, delta)
+    if k:
+        k = int(k)
+        if not 1 <= k <= _MAX_K:
+            raise ParameterError(f"precision k must be in [1, {_MAX_K}], got {k}")
+        gamma = _rounded_gamma(k, n, epsilon, delta)
+        if gamma >= 1:
+            raise ParameterError(
+                f"with n = {n} users, precision k = {k} needs a blanket probability ≥ 1 "
+                f"at ε = {epsilon:g}, δ = {delta:g}: use a smaller k or more users")
+        return BlanketParameters(n, k, gamma, epsilon, delta)
+    best = None
+    k_try = 1
+    while k_try <= _MAX_K:
+        gamma = _rounded_gamma(k_try, n, epsilon, delta)
+        if gamma >= 1:
+            break
+        v = _variance_per_user(k_try, gamma)
+        if best is None or v < best[0]:
+            best = (v, k_try, gamma)
+        elif v > 2 * best[0]:
+            break
+        k_try += 1 if k_try < 64 else max(1, k_try // 32)
+    if best is None:
+        raise ParameterError(
+            f"too few users for the blanket protocol at ε = {epsilon:g}, δ = {delta:g}: "
+            f"even k = 1 needs a blanket probability ≥ 1 with n = {n}")
+    return BlanketParameters(n, best[1], best[2], epsilon, delta)
+
+
+def blanket_randomize(u: np.ndarray, params: BlanketParameters, source: Source
+                      ) -> np.ndarray:
+    """Each user's single message (int64 in {0, …, k}) from its value u in [0, 1]."""
+    x = randomized_round(u, params.k, source)
+    threshold = np.uint64(round(params.gamma / _GAMMA_GRID))  # γ·2^32, an integer
+    blanket = source.uint32(x.size).astype(np.uint64) < threshold
+    count = int(np.count_nonzero(blanket))
+    if count:
+        x[blanket] = sampling.uniform_int(params.k + 1, count, source)
+    return x
+
+
+def blanket_analyze(messages: np.ndarray, params: BlanketParameters) -> float:
+    """Ŝ on the [0, 1] scale from the n shuffled messages."""
+    y = np.asarray(messages, dtype=np.int64)
+    n = y.size
+    return (float(y.sum()) / params.k - params.gamma * n / 2.0) / (1.0 - params.gamma)
