@@ -28,6 +28,10 @@ COMMANDS = {
     "account": "account",
     "tradeoff": "tradeoff",
     "amplify": "amplify",
+    "release": "release",
+    "ledger": "ledger",
+    "project": "project",
+    "verify": "verify",
 }
 
 

@@ -46,9 +46,15 @@ def numeric_column(df: pd.DataFrame, name: str) -> np.ndarray:
     if ptypes.is_numeric_dtype(dtype):
         return series.to_numpy(dtype=np.float64, na_value=np.nan)
     present = series.notna().to_numpy()
-    text = series.astype("object").where(present, None)
-    stripped = text.map(lambda v: v.strip() if isinstance(v, str) else v)
-    empty = stripped.map(lambda v: isinstance(v, str) and v == "").to_numpy()
+    if isinstance(dtype, pd.StringDtype) or (
+        dtype is np.dtype(object) and ptypes.infer_dtype(series, skipna=True) in ("string", "empty")
+    ):
+        stripped = series.astype("object").where(present, None).str.strip()
+        empty = (stripped == "").fillna(False).to_numpy(dtype=bool)
+    else:
+        text = series.astype("object").where(present, None)
+        stripped = text.map(lambda v: v.strip() if isinstance(v, str) else v)
+        empty = stripped.map(lambda v: isinstance(v, str) and v == "").to_numpy()
     converted = pd.to_numeric(stripped.where(~empty, None), errors="coerce")
     bad = present & ~empty & converted.isna().to_numpy()
     if bad.any():
@@ -65,8 +71,64 @@ def category_column(df: pd.DataFrame, name: str, *, yes_no: bool = False) -> np.
     Values are stripped; whole-number floats print without ``.0`` (``2.0`` → ``"2"``).
     With ``yes_no=True`` common spellings (yes/no, y/n, true/false, t/f, 1/0) map to
     ``"yes"``/``"no"`` and any other value raises :class:`DataError`.
+
+    Each distinct value is converted once, then spread to the rows by its code, so a
+    million rows of a few categories cost little more than the categories.
     """
     series = require_column(df, name)
+    if not _factorizable(series):
+        return _category_column_by_row(series, name, yes_no=yes_no)
+    if not yes_no and _is_text(series):
+        stripped = series.str.strip()
+        out = stripped.to_numpy(dtype=object, na_value=None, copy=True)
+        out[(stripped == "").fillna(False).to_numpy(dtype=bool)] = None
+        return out
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    texts = _texts(uniques)
+    if yes_no:
+        mapped = [None if t is None else normalize_yes_no(t) for t in texts]
+        bad = [i for i, (t, m) in enumerate(zip(texts, mapped, strict=True))
+               if t is not None and m is None]
+        if bad:
+            row = int(np.flatnonzero(np.isin(codes, bad))[0])
+            raise DataError(
+                f"column '{name}' is not yes/no (e.g. row {row + 1}: {_show(series.iloc[row])})"
+            )
+        texts = mapped
+    lookup = np.empty(len(texts) + 1, dtype=object)
+    lookup[: len(texts)] = texts
+    lookup[-1] = None  # code -1: missing
+    return lookup[codes]
+
+
+def _factorizable(series: pd.Series) -> bool:
+    """Whether equal values (as pandas hashes them) always give equal texts.
+
+    Not so for objects mixing numbers and booleans (``1 == 1.0 == True``, texts differ).
+    """
+    if series.dtype is not np.dtype(object):
+        return True
+    return pd.api.types.infer_dtype(series, skipna=True) in ("string", "empty")
+
+
+def _is_text(series: pd.Series) -> bool:
+    return isinstance(series.dtype, pd.StringDtype) or series.dtype is np.dtype(object)
+
+
+def _texts(uniques: Any) -> list[str | None]:
+    """:func:`_to_text` of each distinct value (whole floats vectorized)."""
+    values = np.asarray(uniques) if isinstance(uniques, np.ndarray | pd.Index) else None
+    if values is not None and values.dtype == np.float64:
+        whole = np.isfinite(values) & (values == np.floor(values)) & (np.abs(values) < 1e15)
+        texts = np.empty(len(values), dtype=object)
+        texts[whole] = values[whole].astype(np.int64).astype(str).astype(object)
+        texts[~whole] = [_to_text(v) for v in values[~whole].tolist()]
+        return texts.tolist()
+    listed = uniques.tolist() if hasattr(uniques, "tolist") else list(uniques)
+    return [_to_text(value) for value in listed]
+
+
+def _category_column_by_row(series: pd.Series, name: str, *, yes_no: bool) -> np.ndarray:
     out = np.empty(len(series), dtype=object)
     for i, value in enumerate(series.tolist()):
         text = _to_text(value)

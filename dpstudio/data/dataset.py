@@ -6,12 +6,17 @@ import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from dpstudio.data.fingerprint import sha256_file
 from dpstudio.data.loading import load_table
 from dpstudio.data.schema import Schema, complete_schema, schema_for
+from dpstudio.engine.jobs import check
+
+#: Share of :func:`open_dataset`'s progress spent reading the table (the rest: types).
+_TABLE_SHARE = 0.9
 
 
 @dataclass(frozen=True, eq=False)
@@ -45,9 +50,33 @@ class Dataset:
         return sha256_file(self.path)
 
 
-def open_dataset(path: str | os.PathLike[str]) -> Dataset:
-    """Load the table and its sidecar schema; undeclared columns get guessed types."""
+def open_dataset(path: str | os.PathLike[str], *, state: Any = None) -> Dataset:
+    """Load the table and its sidecar schema; undeclared columns get guessed types.
+
+    ``state`` (optional; ``progress(fraction, message)`` and ``cancelled()``) follows the
+    load and may cancel it between steps (:class:`~dpstudio.engine.jobs.Cancelled`).
+    """
     p = Path(path)
-    frame = load_table(p)
+    frame = load_table(p, state=_Scaled(state, 0.0, _TABLE_SHARE) if state is not None else None)
     declared = schema_for(p)
-    return Dataset(path=p, frame=frame, schema=complete_schema(frame, declared), declared=declared)
+    if state is not None:
+        check(state)
+        state.progress(_TABLE_SHARE, "Guessing column types")
+    schema = complete_schema(frame, declared)
+    if state is not None:
+        check(state)
+        state.progress(1.0, "Done")
+    return Dataset(path=p, frame=frame, schema=schema, declared=declared)
+
+
+class _Scaled:
+    """A job state reporting ``progress(f)`` as ``lo + f·(hi − lo)`` of another's."""
+
+    def __init__(self, state: Any, lo: float, hi: float) -> None:
+        self._state, self._lo, self._hi = state, lo, hi
+
+    def progress(self, fraction: float, message: str = "") -> None:
+        self._state.progress(self._lo + float(fraction) * (self._hi - self._lo), message)
+
+    def cancelled(self) -> bool:
+        return bool(self._state.cancelled())

@@ -33,6 +33,8 @@ NO_SPELLINGS = frozenset({"no", "n", "false", "f", "0", "0.0"})
 
 #: A text column with at most this many distinct values is guessed categorical.
 _MAX_GUESSED_CATEGORIES = 50
+#: Rows looked at first when guessing the type of a long text column.
+_SAMPLE_ROWS = 5_000
 
 
 class ColumnType(StrEnum):
@@ -266,27 +268,46 @@ def guess_types(df: pd.DataFrame) -> dict[str, ColumnType]:
 
 
 def guess_type(series: pd.Series) -> ColumnType:
+    """One column's likely type; text is judged on its distinct values, so a million
+    rows of a handful of categories cost about as much as the handful."""
     values = series.dropna()
     if len(values) == 0:
         return ColumnType.TEXT
     if ptypes.is_bool_dtype(values.dtype):
         return ColumnType.BOOLEAN
     if ptypes.is_numeric_dtype(values.dtype):
-        if set(pd.unique(values)) <= {0, 1}:
+        if bool(((values == 0) | (values == 1)).all()):
             return ColumnType.BOOLEAN
         return ColumnType.NUMERIC
     if ptypes.is_datetime64_any_dtype(values.dtype):
         return ColumnType.TEXT
-    text = values.astype(str).str.strip()
-    distinct = pd.unique(text.str.lower())
+    # Texts first (str(1) and str(True) differ though 1 == True), then distinct values.
+    text = values if isinstance(values.dtype, pd.StringDtype) else values.astype(str)
+    if len(text) > _SAMPLE_ROWS:
+        # Exact shortcut for identifiers and free text: more than 50 distinct values in the
+        # first rows rules out yes/no and categorical, one non-number rules out numeric.
+        head = pd.Series(pd.unique(text.iloc[:_SAMPLE_ROWS]), dtype=text.dtype).str.strip()
+        if len(pd.unique(head)) > _MAX_GUESSED_CATEGORIES and not _all_numeric(head):
+            return ColumnType.TEXT
+    distinct_raw = pd.Series(pd.unique(text), dtype=text.dtype)
+    stripped = distinct_raw.str.strip()
+    distinct = pd.unique(stripped.str.lower())
     if len(distinct) <= 2 and set(distinct) <= (YES_SPELLINGS | NO_SPELLINGS):
         return ColumnType.BOOLEAN
-    if pd.to_numeric(text, errors="coerce").notna().all():
+    if _all_numeric(stripped):
         return ColumnType.NUMERIC
-    n_distinct = len(pd.unique(text))
-    if n_distinct <= _MAX_GUESSED_CATEGORIES and n_distinct <= max(2, len(text) // 2):
+    n_distinct = len(pd.unique(stripped))
+    if n_distinct <= _MAX_GUESSED_CATEGORIES and n_distinct <= max(2, len(values) // 2):
         return ColumnType.CATEGORICAL
     return ColumnType.TEXT
+
+
+def _all_numeric(text: pd.Series) -> bool:
+    """Whether every string parses as a number (a small sample first: most columns fail)."""
+    sample = text.iloc[:256]
+    if pd.to_numeric(sample, errors="coerce").isna().any():
+        return False
+    return bool(pd.to_numeric(text, errors="coerce").notna().all())
 
 
 def complete_schema(df: pd.DataFrame, declared: Schema | None = None) -> Schema:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import beta as beta_dist
+from scipy.special import betaincinv
 
 __all__ = ["AuditResult", "clopper_pearson", "epsilon_lower_bound"]
 
@@ -25,8 +25,11 @@ def clopper_pearson(successes: np.ndarray, trials: int, alpha: float
     Each bound alone holds with probability ≥ 1−alpha.
     """
     k = np.asarray(successes, dtype=np.float64)
-    lower = np.where(k > 0, beta_dist.ppf(alpha, k, trials - k + 1), 0.0)
-    upper = np.where(k < trials, beta_dist.ppf(1 - alpha, k + 1, trials - k), 1.0)
+    # Quantiles of Beta(a, b) are the inverse regularized incomplete beta function.
+    with np.errstate(invalid="ignore"):
+        lower = np.where(k > 0, betaincinv(np.maximum(k, 1e-300), trials - k + 1, alpha), 0.0)
+        upper = np.where(k < trials, betaincinv(k + 1, np.maximum(trials - k, 1e-300),
+                                                1 - alpha), 1.0)
     return np.nan_to_num(lower), np.nan_to_num(upper, nan=1.0)
 
 

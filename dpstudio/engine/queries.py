@@ -280,6 +280,8 @@ def run_query(values: np.ndarray, spec: QuerySpec, source: Source) -> Release:
         out = _quantile(values, spec, source)
     else:
         out = _numeric_release(values, spec, source)
+    if not REGISTRY.get(spec.mechanism).needs_delta:
+        out.delta = 0.0  # a pure-ε mechanism spends no δ, whatever the spec offered
     out.simulated = not source.is_secure
     out.source = source.label
     out.column = spec.column

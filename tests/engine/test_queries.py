@@ -178,3 +178,10 @@ def test_simulate_histogram_and_quantile_shapes():
     med = simulate_query(AGES, QuerySpec("median", "exponential", 1.0, bounds=(0.0, 100.0)),
                          200, SimulationSource(0))
     assert med.shape == (200,) and abs(np.median(med) - np.median(AGES)) < 3
+
+
+def test_pure_epsilon_mechanisms_report_no_delta():
+    spec = QuerySpec("sum", "laplace", epsilon=1.0, delta=1e-6, bounds=(0.0, 100.0))
+    assert run_query(AGES, spec, SimulationSource(0)).delta == 0.0
+    gauss = QuerySpec("sum", "gaussian", epsilon=1.0, delta=1e-6, bounds=(0.0, 100.0))
+    assert run_query(AGES, gauss, SimulationSource(0)).delta == 1e-6

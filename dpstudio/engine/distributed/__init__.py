@@ -7,7 +7,8 @@ encoding    values → integers in {0, …, p} by randomized rounding (shared wi
 noise       distributed noise shares: Skellam (exact accounting) and discrete Gaussian
             (Kairouz, Liu & Steinke 2021)
 secagg      pairwise-masked secure aggregation with dropout recovery (Bonawitz et al.
-            2017, simulated)
+            2017, simulated), over a sparse random graph above 512 clients (Bell et al.
+            2020), masks by a numpy ChaCha20 vectorized over keys
 secure_sum  the protocol end to end and the registry entries ``secagg_gaussian`` and
             ``skellam``: :func:`run_secure_sum`, :func:`plan_secure_sum`
 """

@@ -158,30 +158,37 @@ def skellam_tail_bound(t, variance: float):
     return np.where(tt <= 0, 1.0, np.minimum(out, 1.0))
 
 
-def _skellam_window(variance: float, sensitivity: int) -> int:
-    """W with P(|X| > W − Δ) ≤ 1e-40 by the Chernoff bound."""
+def _skellam_window(variance: float, sensitivity: int,
+                    tail: float = _SKELLAM_WINDOW_TAIL) -> int:
+    """W with P(|X| > W − Δ) ≤ ``tail`` (1e-40 unless told) by the Chernoff bound."""
     if not 0 < variance <= MAX_SKELLAM_VARIANCE:
         raise ParameterError(
             f"Skellam noise of variance {variance:.3g} grid steps² is beyond what this "
             f"implementation evaluates ({MAX_SKELLAM_VARIANCE:g}); use fewer precision bits")
-    w = max(int(math.ceil(14.0 * math.sqrt(variance) + 20)), 1)
-    while 2.0 * float(skellam_tail_bound(w, variance)) > _SKELLAM_WINDOW_TAIL:
-        w *= 2
+    # Start from the Gaussian tail's width and widen by 10% until the bound holds.
+    w = max(int(math.ceil(math.sqrt(2.0 * variance * math.log(2.0 / tail)) + 20)), 1)
+    while 2.0 * float(skellam_tail_bound(w, variance)) > tail:
+        w = int(math.ceil(1.1 * w)) + 1
     return w + int(sensitivity)
 
 
-def skellam_delta(variance: float, sensitivity: int, epsilon: float) -> float:
+def skellam_delta(variance: float, sensitivity: int, epsilon: float,
+                  tail: float = _SKELLAM_WINDOW_TAIL) -> float:
     """Exact δ(ε) of adding symmetric Skellam noise of variance v to an integer statistic
     with integer sensitivity Δ (an upper bound: the mass outside the window is added).
 
     The privacy loss L(k) = ln P(k) − ln P(k − Δ) decreases in k (log-concavity), so only
-    k below the point where it crosses ε contribute; the window stops there.
+    k below the point where it crosses ε contribute; the window stops there. The window
+    starts where the Chernoff bound puts at most ``tail`` of the mass outside it, which
+    is added to δ in full (a wider window only tightens the bound).
     """
     v, sens, eps = float(variance), int(sensitivity), float(epsilon)
-    w = _skellam_window(v, sens)
+    w = _skellam_window(v, sens, tail)
     # L(k) ≈ Δ(Δ − 2k)/(2v) for a near-Gaussian law: contributions stop near
-    # k* = Δ/2 − εv/Δ; keep a wide margin past it (the sum is cut by the sign test anyway).
-    stop = min(w, int(math.ceil(sens / 2.0 - eps * v / sens + 8.0 * math.sqrt(v) + 8 * sens)))
+    # k* = Δ/2 − εv/Δ; keep a margin past it. If the loss is still above ε at the stop,
+    # the full window is summed instead, so the margin only matters for speed.
+    stop = min(w, int(math.ceil(sens / 2.0 - eps * v / sens + 2.0 * math.sqrt(v)
+                                + 2 * sens + 16)))
     k = np.arange(-w - sens, stop + 1, dtype=np.float64)
     with np.errstate(divide="ignore"):
         logpmf = np.log(skellam_pmf(k, v))
@@ -190,16 +197,17 @@ def skellam_delta(variance: float, sensitivity: int, epsilon: float) -> float:
     gap = -np.expm1(np.minimum(eps - (logp[ok] - logq[ok]), 0.0))
     inside = float(np.sum(np.exp(logp[ok]) * gap))
     if stop < w and gap.size and gap[-1] > 0:  # the loss was still above ε at the stop
-        return skellam_delta_full(v, sens, eps)
+        return skellam_delta_full(v, sens, eps, tail)
     # Mass of P outside the window and wherever the pmf underflowed (both tiny).
     lost = 2.0 * float(skellam_tail_bound(w - sens, v)) + float(np.sum(np.exp(logp[~ok])))
     return min(1.0, (inside + lost) * (1.0 + _FP_REL) + 1e-300)
 
 
-def skellam_delta_full(variance: float, sensitivity: int, epsilon: float) -> float:
+def skellam_delta_full(variance: float, sensitivity: int, epsilon: float,
+                       tail: float = _SKELLAM_WINDOW_TAIL) -> float:
     """:func:`skellam_delta` summed over the whole window (no early stop)."""
     v, sens, eps = float(variance), int(sensitivity), float(epsilon)
-    w = _skellam_window(v, sens)
+    w = _skellam_window(v, sens, tail)
     k = np.arange(-w - sens, w + sens + 1, dtype=np.float64)
     with np.errstate(divide="ignore"):
         logpmf = np.log(skellam_pmf(k, v))
@@ -211,12 +219,21 @@ def skellam_delta_full(variance: float, sensitivity: int, epsilon: float) -> flo
     return min(1.0, (inside + lost) * (1.0 + _FP_REL) + 1e-300)
 
 
+# Relative width of the bracket skellam_variance returns the upper end of.
+_VARIANCE_REL = 1e-7
+
+
 @functools.lru_cache(maxsize=256)
 def skellam_variance(sensitivity: int, epsilon: float, delta: float) -> float:
     """Smallest total Skellam variance (to 1e-7 relative) meeting (ε, δ) for sensitivity Δ.
 
-    Bisection on :func:`skellam_delta` (decreasing in v) from the analytic Gaussian σ²;
-    the upper end of the bracket is returned.
+    Returns the upper end hi of a bracket [lo, hi], hi − lo ≤ 1e-7·hi, with
+    δ(hi) ≤ δ < δ(lo) by :func:`skellam_delta` (decreasing in v). The bracket is found by
+    secant steps on ln δ against ln v from the analytic Gaussian σ² (ln δ is smooth and
+    nearly linear there: about five evaluations), then checked on both sides; bisection
+    takes over if the secant steps do not close it. δ is evaluated on a window whose
+    outside mass is at most min(10⁻¹⁰, 10⁻⁹δ) (added in full, so every value is still an
+    upper bound, and v moves by ~10⁻¹⁰ relative).
     """
     from dpstudio.engine.calibration import analytic_gaussian_sigma
 
@@ -225,20 +242,54 @@ def skellam_variance(sensitivity: int, epsilon: float, delta: float) -> float:
     sens = int(sensitivity)
     if sens < 1:
         raise ParameterError("the statistic's sensitivity must be at least one grid step")
-    guess = max(analytic_gaussian_sigma(sens, eps, d) ** 2, 1e-2)
-    lo, hi = guess / 1.001, guess * 1.001  # the two laws are close once v ≫ 1
-    while skellam_delta(hi, sens, eps) > d:
-        lo, hi = hi, hi * 1.25
-        if hi > MAX_SKELLAM_VARIANCE:
-            _skellam_window(hi, sens)  # raises the one-line error
-    while lo > 1e-6 and skellam_delta(lo, sens, eps) <= d:
-        hi, lo = lo, lo / 1.25
-    while hi - lo > 1e-7 * hi:
-        mid = 0.5 * (lo + hi)
-        if skellam_delta(mid, sens, eps) <= d:
-            hi = mid
+    tail = min(1e-10, 1e-9 * d)
+    lo, hi = 0.0, math.inf  # δ(lo) > d ≥ δ(hi), as far as evaluated
+
+    def excess(v: float) -> float:
+        """ln δ(v) − ln d, recording v on its side of the bracket."""
+        nonlocal lo, hi
+        if v > MAX_SKELLAM_VARIANCE:
+            _skellam_window(v, sens)  # raises the one-line error
+        f = math.log(skellam_delta(v, sens, eps, tail)) - math.log(d)
+        if f <= 0:
+            hi = min(hi, v)
         else:
-            lo = mid
+            lo = max(lo, v)
+        return f
+
+    def closed() -> bool:
+        return hi < math.inf and hi - lo <= _VARIANCE_REL * hi
+
+    guess = max(analytic_gaussian_sigma(sens, eps, d) ** 2, 1e-2)
+    x0, f0 = math.log(guess), excess(guess)
+    x1 = x0 + (1e-3 if f0 > 0 else -1e-3)  # the two laws are close once v ≫ 1
+    f1 = excess(math.exp(x1))
+    for _ in range(8):
+        if closed() or f1 == f0 or not (math.isfinite(f0) and math.isfinite(f1)):
+            break
+        step = -f1 * (x1 - x0) / (f1 - f0)
+        step = max(-0.5, min(0.5, step))  # a secant step never more than ×e^±0.5
+        x0, f0 = x1, f1
+        x1 = x1 + step
+        if abs(step) < 0.25 * _VARIANCE_REL and hi < math.inf and lo > 0:
+            # At the root to ~1e-8: evaluate just past it on the side still open.
+            v = math.exp(x1)
+            excess(v * (1 + 0.4 * _VARIANCE_REL) if hi - v > v * 0.4 * _VARIANCE_REL
+                   else v * (1 - 0.4 * _VARIANCE_REL))
+            if closed():
+                break
+        f1 = excess(math.exp(x1))
+    # Bisection from whatever bracket the secant steps left (widened if one side is open).
+    if hi == math.inf:
+        hi = max(lo, guess) * 1.25
+        while excess(hi) > 0:
+            hi *= 1.25
+    if lo == 0.0:
+        lo = hi / 1.25
+        while lo > 1e-6 and excess(lo) <= 0:
+            lo /= 1.25
+    while not closed():
+        excess(0.5 * (lo + hi))
     return hi
 
 
@@ -377,16 +428,7 @@ class DistributedNoise:
         s, b = int(survivors), float(beta)
         if self.family == "skellam":
             v = self.total_variance(s)
-            if b >= 1e-12:  # exact quantile from the pmf
-                w = _skellam_window(v, 0)
-                k = np.arange(0, w + 1, dtype=np.float64)
-                pmf = skellam_pmf(k, v)
-                inside = pmf[0] + 2.0 * np.cumsum(pmf[1:])  # P(|X| ≤ h), h = 1, 2, ...
-                inside = np.concatenate([[pmf[0]], inside])
-                need = 1.0 - b * (1.0 - 1e-9)
-                idx = int(np.searchsorted(inside, need, side="left"))
-                if idx < inside.size:
-                    return idx
+            # Chernoff: the smallest h with 2·P(X ≥ h + 1) ≤ β by the bound.
             h = max(1, int(math.sqrt(v)))
             while 2.0 * float(skellam_tail_bound(h + 1, v)) > b:
                 h *= 2
@@ -397,6 +439,15 @@ class DistributedNoise:
                     hi_h = mid
                 else:
                     lo_h = mid
+            if b >= 1e-12 and v <= MAX_SKELLAM_VARIANCE:  # exact quantile, ≤ Chernoff's h
+                k = np.arange(0, hi_h + 1, dtype=np.float64)
+                pmf = skellam_pmf(k, v)
+                inside = pmf[0] + 2.0 * np.cumsum(pmf[1:])  # P(|X| ≤ h), h = 1, 2, ...
+                inside = np.concatenate([[pmf[0]], inside])
+                need = 1.0 - b * (1.0 - 1e-9)
+                idx = int(np.searchsorted(inside, need, side="left"))
+                if idx < inside.size:
+                    return idx
             return hi_h
         # N_Z(0, σ²) is σ²-subgaussian (Canonne, Kamath & Steinke 2020): S shares sum to
         # an Sσ_c²-subgaussian variable.

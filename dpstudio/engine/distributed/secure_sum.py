@@ -7,7 +7,8 @@ The protocol, for n clients with values in declared bounds:
    (:mod:`~dpstudio.engine.distributed.noise`: Skellam or discrete Gaussian, planned so
    that the shares of the clients sure to survive carry the central mechanism's noise);
 2. the clients mask their noisy integers modulo q = 2^b and the server sums them
-   (:mod:`~dpstudio.engine.distributed.secagg`), recovering from dropouts;
+   (:mod:`~dpstudio.engine.distributed.secagg`: pairwise masks over all pairs up to 512
+   clients, over a random O(log n)-regular graph above), recovering from dropouts;
 3. the server reads the sum modulo q as the integer nearest the middle of the feasible
    range and rescales it.
 
@@ -98,7 +99,9 @@ class SecureSumMechanism:
 
     def __init__(self, name: str, family: str, epsilon: float, delta: float,
                  max_dropouts: int = 0, precision_bits: int = 0, modulus_bits: int = 0,
-                 prf: str = "shake128", confidence: float = 0.95):
+                 prf: str = secagg.DEFAULT_PRF,
+                 corrupt_fraction: float = secagg.DEFAULT_CORRUPT_FRACTION,
+                 confidence: float = 0.95):
         self.name = name
         self.family = family
         self.epsilon = validate_epsilon(epsilon)
@@ -115,6 +118,10 @@ class SecureSumMechanism:
         if prf not in secagg.PRFS:
             raise ParameterError(f"prf must be one of {', '.join(secagg.PRFS)}; got {prf!r}")
         self.prf = prf
+        self.corrupt_fraction = float(corrupt_fraction)
+        if not 0.0 <= self.corrupt_fraction < 0.5:
+            raise ParameterError(f"corrupt_fraction must lie in [0, 0.5), got "
+                                 f"{corrupt_fraction}")
         if not 0.0 < float(confidence) < 1.0:
             raise ParameterError(f"confidence must lie strictly between 0 and 1, got "
                                  f"{confidence}")
@@ -188,7 +195,9 @@ class SecureSumMechanism:
         enc = encoding.encode_values(values, bounds, self.precision, source)
         n = enc.n
         noise, bits, max_drop = self._plan(n, dropouts)
-        session = secagg.setup_session(n, bits, 1, source, self.prf)
+        session = secagg.setup_session(n, bits, 1, source, self.prf,
+                                       corrupt_fraction=self.corrupt_fraction,
+                                       dropout_fraction=max_drop / n)
         noisy = enc.steps + noise.shares(n, source)
         messages = session.mask(noisy)
         order = sampling.permutation(n, source)
@@ -209,6 +218,12 @@ class SecureSumMechanism:
         out.simulated = not source.is_secure
         out.source = source.label
         out.clamped = enc.clamped
+        if session.graph == "harary":
+            out.notes.append(
+                f"masks over a random {session.degree}-regular graph (Bell et al. 2020), not "
+                f"all pairs: private against a semi-honest server colluding with up to "
+                f"{self.corrupt_fraction:.0%} of clients (with up to {max_drop} dropouts), "
+                f"except with probability 2^-{secagg.SIGMA}")
         if dropouts:
             out.notes.append(f"{dropouts} clients dropped out after masking; the sum is over "
                              f"the {s} survivors")
@@ -231,8 +246,9 @@ def run_secure_sum(values, bounds, mechanism: str, epsilon: float, delta: float,
     """Simulate secure aggregation with distributed noise on a real column.
 
     ``mechanism`` is ``secagg_gaussian`` or ``skellam``; ``params`` are the entry's
-    parameters (``max_dropouts``, ``precision_bits``, ``modulus_bits``, ``prf``) and
-    ``confidence``. ``dropouts`` clients, drawn at random, drop out after masking.
+    parameters (``max_dropouts``, ``precision_bits``, ``modulus_bits``, ``prf``,
+    ``corrupt_fraction``) and ``confidence``. ``dropouts`` clients, drawn at random, drop
+    out after masking.
     """
     if query not in QUERIES:
         raise QueryError(f"secure aggregation answers {', '.join(QUERIES)}; got {query!r}")
@@ -273,11 +289,17 @@ _PREC = Param("precision_bits", "int", 0,
 _MOD = Param("modulus_bits", "int", 0,
              "Messages are integers modulo 2^bits; 0 chooses the smallest safe modulus.",
              low=0, high=_MAX_MODULUS_BITS, label="modulus bits")
-_PRF = Param("prf", "choice", "shake128",
-             "PRF expanding the 256-bit mask seeds: SHAKE-128 or AES-256 in counter mode.",
+_PRF = Param("prf", "choice", secagg.DEFAULT_PRF,
+             "PRF expanding the 256-bit mask seeds: ChaCha20 (vectorized), or SHAKE-128 or "
+             "AES-256-CTR (slow, for cross-checks).",
              choices=secagg.PRFS, label="mask PRF")
-_PARAMS = (_EPS, _DELTA, _DROPS, _PREC, _MOD, _PRF)
-_REFS = ("Bonawitz et al. 2017 (secure aggregation)",)
+_CORRUPT = Param("corrupt_fraction", "float", secagg.DEFAULT_CORRUPT_FRACTION,
+                 "Fraction of clients that may collude with the server: sizes the sparse "
+                 f"masking graph used above {secagg.SPARSE_ABOVE} clients.",
+                 low=0.0, high=0.5, high_open=True, label="colluding clients")
+_PARAMS = (_EPS, _DELTA, _DROPS, _PREC, _MOD, _PRF, _CORRUPT)
+_REFS = ("Bonawitz et al. 2017 (secure aggregation)",
+         "Bell et al. 2020 (sparse masking graphs)")
 
 REGISTRY.register(MechanismInfo(
     name="secagg_gaussian",

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtri
 
 from dpstudio.engine.errors import QueryError
 from dpstudio.engine.local.base import POSTPROCESS, MeanOracle, postprocess_counts
@@ -148,7 +148,7 @@ def run_local(values, info_name: str, params: dict[str, Any] | None = None, *,
     if not 0.0 < float(confidence) < 1.0:
         raise QueryError(f"confidence must lie strictly between 0 and 1, got {confidence}")
     resolved = info.resolve(params)
-    z = float(norm.isf((1.0 - confidence) / 2.0))
+    z = float(-ndtri((1.0 - confidence) / 2.0))
     v = np.asarray(values)
     if v.size == 0:
         raise QueryError("the column is empty")

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtri
 
 from dpstudio.engine.errors import ParameterError, QueryError
 from dpstudio.engine.local._coins import rr_flip_coin, rr_keep_coin, uniform_below32
@@ -447,7 +447,7 @@ class SequenceFragmentPuzzle:
                           self.word_cms.randomize_keys(key, source))
 
     def _threshold(self, cms: CountMeanSketch, n: int, tests: int, alpha: float) -> float:
-        z = float(norm.isf(alpha / max(tests, 1)))
+        z = float(-ndtri(alpha / max(tests, 1)))
         return z * math.sqrt(cms.variance(n)[0])
 
     def _fragment_raw(self, sketches: list[np.ndarray]) -> np.ndarray:

@@ -47,7 +47,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from dpstudio.engine.errors import ParameterError
 
@@ -146,6 +146,8 @@ def _ebh19_validity(eps0: float, n: int, delta: float) -> None:
 def _clone_window(n: int, eps0: float, tail: float) -> tuple[np.ndarray, np.ndarray, float]:
     """Values c of C ~ Bin(n−1, e^{−ε₀}) holding all but about ``tail`` of its mass, their
     pmf, and the mass outside (which the caller adds to δ in full)."""
+    from scipy import stats  # imported here: scipy.stats costs ~1 s at start-up
+
     p = math.exp(-eps0)
     dist = stats.binom(n - 1, p)
     lo, hi = dist.ppf(tail / 2), dist.isf(tail / 2)

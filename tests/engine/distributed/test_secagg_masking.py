@@ -63,15 +63,19 @@ def test_messages_alone_and_in_pairs_are_uniform():
     assert chisquare(raw).pvalue < 1e-100
 
 
-def test_prf_uses_the_full_seed_and_both_prfs_differ():
+def test_prf_uses_the_full_seed_and_the_prfs_differ():
     seed = bytes(range(32))
-    a = secagg.expand_seed(seed, 8)
-    assert np.array_equal(a, secagg.expand_seed(seed, 8))
     flipped = seed[:31] + bytes([seed[31] ^ 1])  # last bit of a 256-bit seed
-    assert not np.array_equal(a, secagg.expand_seed(flipped, 8))
-    b = secagg.expand_seed(seed, 8, "aes256ctr")
-    assert not np.array_equal(a, b)
-    assert np.array_equal(b, secagg.expand_seed(seed, 8, "aes256ctr"))
+    streams = {}
+    for prf in secagg.PRFS:
+        a = secagg.expand_seed(seed, 8, prf)
+        assert np.array_equal(a, secagg.expand_seed(seed, 8, prf))
+        assert not np.array_equal(a, secagg.expand_seed(flipped, 8, prf))
+        assert not np.array_equal(a, secagg.expand_seed(seed, 8, prf, secagg._SELF_LABEL))
+        streams[prf] = a
+    assert secagg.DEFAULT_PRF == "chacha20"
+    assert np.array_equal(secagg.expand_seed(seed, 8), streams["chacha20"])
+    assert len({a.tobytes() for a in streams.values()}) == len(secagg.PRFS)
     with pytest.raises(ParameterError):
         secagg.expand_seed(seed[:16], 8)
     with pytest.raises(ParameterError):

@@ -1,0 +1,83 @@
+"""``dpstudio release``: perform a release from a spec file, recorded in a project ledger.
+
+Exit codes: 0 done, 2 bad input (spec, dataset, output folder, project), 3 budget
+exceeded. Errors are one line; a refused release charges nothing and writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from dpstudio.commands._common import EXIT_OK, Parser, fail
+
+__all__ = ["EXIT_BUDGET", "parser", "run"]
+
+EXIT_BUDGET = 3
+
+
+def parser() -> argparse.ArgumentParser:
+    p = Parser(
+        prog="dpstudio release",
+        description="Perform the release a spec file describes, charge it to the dataset's "
+        "budget in the project's ledger, and write its files (exports, manifest, and "
+        "optionally a report and a reproducible script) to the output folder.",
+        epilog="Exit codes: 0 released, 2 bad input, 3 budget exceeded. Spec format: see "
+        "dpstudio.project.spec (schema_version = 1; dataset, column, query, mechanism, "
+        "epsilon, …).",
+    )
+    p.add_argument("spec", metavar="SPEC.toml", help="release spec (TOML)")
+    p.add_argument("--project", required=True, metavar="P.dpstudio",
+                   help="project file (create one with: dpstudio project init)")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    p.add_argument("--json", action="store_true", help="print the ledger entry as JSON")
+    return p
+
+
+def _fmt(x: Any) -> str:
+    return f"{x:.6g}" if isinstance(x, float) and math.isfinite(x) else str(x)
+
+
+def run(argv: Sequence[str]) -> int:
+    from dpstudio.export.errors import ExportError
+    from dpstudio.project import BudgetExceededError, Project, ProjectError, load_spec
+
+    args = parser().parse_args(argv)
+    try:
+        spec = load_spec(args.spec)
+        with Project.open(args.project) as project:
+            record = project.release(spec, args.out)
+            budget = project.budget(record.dataset_id)
+            name = project.dataset(record.dataset_id).name
+    except BudgetExceededError as err:
+        print(f"dpstudio: error: {err}", file=sys.stderr)
+        return EXIT_BUDGET
+    except (ProjectError, ExportError) as err:
+        return fail(str(err))
+    if args.json:
+        out = record.to_dict() | {"dataset": name, "budget": budget.to_dict()}
+        print(json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False))
+        return EXIT_OK
+    r = record.result or {}
+    print(f"release #{record.id} {record.status}: {record.query} of {record.column!r} "
+          f"({record.mechanism}, ε = {_fmt(float(record.epsilon))}, δ = "
+          f"{_fmt(float(record.delta))})")
+    if isinstance(r.get("value"), dict):
+        for label, v in r["value"].items():
+            print(f"  {label:<16} {_fmt(v):>12}   [{_fmt(r['ci_low'][label])}, "
+                  f"{_fmt(r['ci_high'][label])}]")
+    else:
+        print(f"  value        {_fmt(r.get('value'))}")
+        if r.get("ci_low") is not None:
+            print(f"  {r['confidence']:.0%} interval [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]")
+    for note in r.get("notes", []):
+        print(f"  note: {note}")
+    print(f"  files in {record.out_dir}:")
+    for f in record.files:
+        print(f"    {f.name}")
+    print(f"  budget of {name}: {budget.describe()}")
+    return EXIT_OK

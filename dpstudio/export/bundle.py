@@ -1,0 +1,162 @@
+"""All the files of one release, rendered in memory: exports, report, script, manifest.
+
+Rendering everything before anything is written lets the project ledger record every
+file's SHA-256 *before* the first byte reaches the output folder, which is what makes a
+release recoverable after a crash (see :mod:`dpstudio.project`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from dpstudio import __version__
+from dpstudio.engine.queries import QuerySpec
+from dpstudio.engine.registry import REGISTRY
+from dpstudio.export.manifest import MANIFEST_KIND, MANIFEST_VERSION, file_entry, manifest_bytes
+from dpstudio.export.script import release_script
+from dpstudio.export.tables import release_table
+from dpstudio.export.writers import FORMATS, normalize_format, render_table
+
+__all__ = ["BundleInput", "RenderedFile", "file_names", "render_bundle"]
+
+
+@dataclass(frozen=True)
+class RenderedFile:
+    """One output file: its name in the output folder, its role and its bytes."""
+
+    name: str
+    role: str
+    data: bytes
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+
+@dataclass
+class BundleInput:
+    """What a release's files are made of; all public except ``dataset_path`` (local)."""
+
+    release_id: int
+    uid: str
+    created_at: str
+    stem: str
+    dataset_name: str
+    dataset_path: str
+    fingerprint: str
+    schema: dict[str, Any]
+    spec: QuerySpec
+    public: dict[str, Any]
+    epsilon: Decimal
+    delta: Decimal
+    accountant: str
+    budget_epsilon: Decimal
+    budget_delta: Decimal
+    formats: tuple[str, ...] = ("csv", "json")
+    report: bool = False
+    script: bool = False
+    reader: str = "numeric_column"
+    history: list[dict[str, Any]] = field(default_factory=list)
+    trust_model: str = "central"
+
+
+def file_names(stem: str, formats: tuple[str, ...], report: bool, script: bool) -> list[str]:
+    """The names a release with these options writes (the manifest last)."""
+    names = [stem + FORMATS[normalize_format(f)] for f in formats]
+    if report:
+        names += [f"{stem}.report.html", f"{stem}.report.pdf"]
+    if script:
+        names.append(f"{stem}.py")
+    return names + [f"{stem}.manifest.json"]
+
+
+def _declared_domain(spec: QuerySpec) -> dict[str, Any]:
+    out: dict[str, Any] = {"column": spec.column}
+    if spec.categories is not None:
+        out["categories"] = list(spec.categories)
+    if spec.bounds is not None:
+        out["lower"], out["upper"] = float(spec.bounds[0]), float(spec.bounds[1])
+    if spec.bins is not None and spec.categories is None:
+        out["bins"] = int(spec.bins)
+    return out
+
+
+def _meta(inp: BundleInput) -> dict[str, Any]:
+    pub = inp.public
+    return {
+        "release_id": inp.release_id, "release_uid": inp.uid, "created_at": inp.created_at,
+        "dataset_fingerprint": inp.fingerprint, "query": pub["query"],
+        "column": pub.get("column"), "mechanism": pub["mechanism"],
+        "epsilon": float(inp.epsilon), "delta": float(inp.delta), "relation": pub["relation"],
+        "confidence": pub["confidence"], "sensitivity": pub.get("sensitivity"),
+        "noise_scale": pub.get("noise_scale"), "notes": list(pub.get("notes", [])),
+        "engine_version": __version__,
+    }
+
+
+def _exact_text(x: Decimal | float) -> str:
+    """The exact decimal of an amount (a float as the shortest decimal that rounds to it)."""
+    return str(Decimal(repr(x)) if isinstance(x, float) else Decimal(x))
+
+
+def _manifest(inp: BundleInput, files: list[RenderedFile]) -> dict[str, Any]:
+    spec, pub = inp.spec, inp.public
+    info = REGISTRY.get(spec.mechanism)
+    return {
+        "schema_version": MANIFEST_VERSION,
+        "kind": MANIFEST_KIND,
+        "release": {"id": inp.release_id, "uid": inp.uid, "created_at": inp.created_at},
+        "engine": {"name": "dpstudio", "version": __version__},
+        "dataset": {"name": inp.dataset_name, "fingerprint": inp.fingerprint,
+                    "fingerprint_algorithm": "sha256", "schema": inp.schema,
+                    "declared": _declared_domain(spec)},
+        "trust_model": inp.trust_model,
+        "query": {"statistic": spec.query, "column": spec.column,
+                  "quantile": spec.quantile, "relation": spec.relation},
+        "mechanism": {"name": spec.mechanism, "label": info.label,
+                      "params": info.resolve(spec.mechanism_params()),
+                      "sensitivity": pub.get("sensitivity"),
+                      "noise_scale": pub.get("noise_scale"),
+                      "components": pub.get("components", [])},
+        "privacy": {"epsilon": float(inp.epsilon), "delta": float(inp.delta),
+                    "epsilon_exact": _exact_text(inp.epsilon),
+                    "delta_exact": _exact_text(inp.delta),
+                    "relation": spec.relation, "accountant": inp.accountant},
+        "confidence": spec.confidence,
+        "randomness": pub.get("source", ""),
+        "files": [file_entry(f.name, f.role, f.data) for f in files],
+    }
+
+
+def render_bundle(inp: BundleInput) -> list[RenderedFile]:
+    """Every file of the release, the manifest last."""
+    table = release_table(inp.public)
+    meta = _meta(inp)
+    files = [RenderedFile(inp.stem + FORMATS[f], f"export/{f}", render_table(table, f, meta))
+             for f in (normalize_format(x) for x in inp.formats)]
+    if inp.report:
+        from dpstudio.export.report import ReportInput, render_report
+
+        html_doc, pdf_doc = render_report(ReportInput(
+            release_id=inp.release_id, uid=inp.uid, created_at=inp.created_at,
+            dataset_name=inp.dataset_name, fingerprint=inp.fingerprint, spec=inp.spec,
+            public=inp.public, epsilon=float(inp.epsilon), delta=float(inp.delta),
+            accountant=inp.accountant, budget_epsilon=float(inp.budget_epsilon),
+            budget_delta=float(inp.budget_delta), history=inp.history,
+            engine_version=__version__, trust_model=inp.trust_model))
+        files += [RenderedFile(f"{inp.stem}.report.html", "report/html", html_doc),
+                  RenderedFile(f"{inp.stem}.report.pdf", "report/pdf", pdf_doc)]
+    if inp.script:
+        name = f"{inp.stem}.py"
+        text = release_script(release_id=inp.release_id, created_at=inp.created_at,
+                              version=__version__, dataset_name=inp.dataset_name,
+                              dataset_path=inp.dataset_path, fingerprint=inp.fingerprint,
+                              spec=inp.spec, reader=inp.reader, script_name=name)
+        files.append(RenderedFile(name, "script/python", text.encode("utf-8")))
+    manifest = _manifest(inp, files)
+    files.append(RenderedFile(f"{inp.stem}.manifest.json", "manifest",
+                              manifest_bytes(manifest)))
+    return files

@@ -1,0 +1,327 @@
+"""The stakeholder report: HTML and PDF, rendered without a browser.
+
+The page says what was released (values and error bars), the privacy guarantee in plain
+language with the trade-off curve of the best possible attacker, how the error would
+change with ε, and the dataset's budget history. It is filled from
+``resources/templates/report.html`` (a :class:`string.Template`), with the plots drawn by
+:mod:`dpstudio.export.plots`. The HTML file embeds its images (``data:`` URIs) so it is
+one self-contained file; the PDF is the same HTML laid out by QTextDocument and printed
+with QPdfWriter. Everything shown is public: the released output, the declaration and
+the ledger — never raw data, never the analyst-only count of clamped values.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+import string
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QUrl
+from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPdfWriter, QTextDocument
+
+from dpstudio.engine.queries import QuerySpec
+from dpstudio.engine.registry import REGISTRY
+from dpstudio.engine.tradeoff import alpha_grid, epsilon_delta_tradeoff
+from dpstudio.engine.utility import analytic_curve
+from dpstudio.export._qt import ensure_gui_application, png_bytes, quiet_qt
+from dpstudio.export.errors import ExportError
+from dpstudio.export.plots import budget_image, error_bar_image, tradeoff_image, utility_image
+
+__all__ = ["ReportInput", "render_report", "report_images", "template_path", "utility_series"]
+
+TEMPLATE_NAME = "report.html"
+
+
+def template_path() -> Path:
+    """``resources/templates/report.html`` in the source tree."""
+    return Path(__file__).resolve().parents[2] / "resources" / "templates" / TEMPLATE_NAME
+
+
+def load_template() -> string.Template:
+    path = template_path()
+    try:
+        return string.Template(path.read_text(encoding="utf-8"))
+    except OSError:
+        raise ExportError(f"the report template is missing (expected {path}); run DP Studio "
+                          "from its source checkout") from None
+
+
+@dataclass
+class ReportInput:
+    """Everything the report shows; all of it public.
+
+    ``history`` lists the dataset's ledger in order, this release included, as dicts with
+    ``id``, ``time``, ``query``, ``column``, ``mechanism``, ``epsilon``, ``delta``,
+    ``status`` (``"this release"`` for this one).
+    """
+
+    release_id: int
+    uid: str
+    created_at: str
+    dataset_name: str
+    fingerprint: str
+    spec: QuerySpec
+    public: dict[str, Any]
+    epsilon: float
+    delta: float
+    accountant: str
+    budget_epsilon: float
+    budget_delta: float
+    history: list[dict[str, Any]] = field(default_factory=list)
+    engine_version: str = ""
+    trust_model: str = "central"
+
+
+def _e(x: Any) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _num(x: Any) -> str:
+    if x is None:
+        return "—"
+    if isinstance(x, float):
+        return f"{x:.6g}" if math.isfinite(x) else "—"
+    return str(x)
+
+
+def utility_series(spec: QuerySpec, public: dict[str, Any], points: int = 41
+                   ) -> tuple[np.ndarray, np.ndarray, float, str, str]:
+    """(ε grid, expected error, error at the released ε, y label, caption): data-free.
+
+    Counts, sums and histogram cells: the noise's standard deviation at each ε (exact
+    for the continuous calibration). Means and variances: the released standard error
+    rescaled by how the noise scale of their parts changes with ε — a function of the
+    release only (post-processing), approximate like the delta method it comes from.
+    Quantiles: the exponential mechanism's rank-error bound at the release's confidence.
+    """
+    eps0 = float(spec.epsilon)
+    eps = np.geomspace(eps0 / 10.0, max(min(eps0 * 10.0, 100.0), eps0), points)
+    eps[np.argmin(np.abs(np.log(eps / eps0)))] = eps0  # the released ε is on the grid
+    info = REGISTRY.get(spec.mechanism)
+    if spec.query in ("quantile", "median"):
+        q = 0.5 if spec.query == "median" else float(spec.quantile)
+        du = 1.0 if spec.relation == "replace" else max(q, 1.0 - q)
+        m = int(info.resolve(spec.mechanism_params())["candidates"])
+        beta = 1.0 - spec.confidence
+        err = np.array([info.build(epsilon=float(e), sensitivity=du).utility_bound(m, beta)
+                        for e in eps])
+        at = float(info.build(epsilon=eps0, sensitivity=du).utility_bound(m, beta))
+        return (eps, err, at, "rank error bound (records)",
+                f"With probability {spec.confidence:g} the released value's rank is within "
+                "this many records of the requested one (exponential-mechanism bound).")
+    if spec.query in ("count", "sum", "histogram"):
+        err = analytic_curve(spec, eps, "rmse").error
+        at = float(analytic_curve(spec, np.array([eps0]), "rmse").error[0])
+        what = "per cell" if spec.query == "histogram" else "of the released value"
+        return (eps, err, at, "noise standard deviation",
+                f"Standard deviation of the noise {what} at each ε (smaller ε: stronger "
+                "privacy, more noise). This curve uses no data.")
+    k = 2 if spec.query == "mean" else 3
+    unit = replace(spec, query="count", bounds=None, delta=spec.delta / k)
+    scale = analytic_curve(unit, eps / k, "rmse").error
+    scale0 = float(analytic_curve(unit, np.array([eps0 / k]), "rmse").error[0])
+    sd0 = math.sqrt(public["variance"]) if public.get("variance") is not None else math.nan
+    err = sd0 * scale / scale0
+    return (eps, err, sd0, "standard error (approx.)",
+            f"Approximate standard error of the {spec.query} at each ε: the released one, "
+            "rescaled with the noise of its parts (delta method); a function of the release "
+            "only.")
+
+
+def report_images(inp: ReportInput) -> dict[str, QImage]:
+    """The four figures: ``errorbars``, ``tradeoff``, ``utility``, ``budget``."""
+    ensure_gui_application()
+    pub, spec = inp.public, inp.spec
+    with quiet_qt():
+        if pub["query"] == "histogram":
+            labels = list(pub["value"])
+            err = error_bar_image(labels, [pub["value"][k] for k in labels],
+                                  [pub["ci_low"][k] for k in labels],
+                                  [pub["ci_high"][k] for k in labels],
+                                  f"Released histogram of {pub.get('column')}", "count")
+        else:
+            title = (f"Released {pub['query']}" if pub.get("ci_low") is None else
+                     f"Released {pub['query']} with its {spec.confidence:.0%} interval")
+            err = error_bar_image([f"{pub['query']} of {pub.get('column')}"], [pub["value"]],
+                                  [pub.get("ci_low")], [pub.get("ci_high")], title,
+                                  pub["query"])
+        a = alpha_grid(400)
+        spent_e = sum(h["epsilon"] for h in inp.history)
+        spent_d = min(sum(h["delta"] for h in inp.history), 1.0 - 1e-12)
+        curves = [(f"this release: ε = {inp.epsilon:g}, δ = {inp.delta:g}", a,
+                   epsilon_delta_tradeoff(inp.epsilon, inp.delta, a).beta)]
+        if len(inp.history) > 1:
+            curves.append((f"all {len(inp.history)} releases: ε = {spent_e:g}, "
+                           f"δ = {spent_d:g}", a, epsilon_delta_tradeoff(spent_e, spent_d,
+                                                                         a).beta))
+        trade = tradeoff_image(curves)
+        eps, errs, at, ylabel, _ = utility_series(spec, pub)
+        util = utility_image(eps, errs, float(spec.epsilon), at, ylabel,
+                             "Expected error at other privacy levels")
+        budget = budget_image([h["epsilon"] for h in inp.history],
+                              ["pending" if h["status"] == "this release" else h["status"]
+                               for h in inp.history], inp.budget_epsilon)
+    return {"errorbars": err, "tradeoff": trade, "utility": util, "budget": budget}
+
+
+def _guarantee(inp: ReportInput) -> str:
+    who = ("whether any one person's record is in the data"
+           if inp.spec.relation == "add-remove" else
+           "what any one person's record says (between two values of their choice)")
+    delta = (" (δ = 0: the guarantee never fails)" if inp.delta == 0 else
+             f", except with probability at most δ = {inp.delta:g}")
+    text = (f"This result is differentially private with ε = {inp.epsilon:g}{delta}. "
+            f"An attacker who wants to tell {who} cannot do better than the curve shown, "
+            "whatever else they know and however they analyse the result: if their test "
+            "wrongly says \"yes\" to at most a fraction α of people (false alarms), it must "
+            "miss at least the fraction shown by the curve of the people it is looking for. "
+            "The closer the curve is to the dashed diagonal, the closer the attacker is to "
+            "guessing.")
+    if len(inp.history) > 1:
+        spent = sum(h["epsilon"] for h in inp.history)
+        spent_d = sum(h["delta"] for h in inp.history)
+        text += (f" Counting all {len(inp.history)} releases from this dataset (every "
+                 f"ε and δ added up: basic composition), the combined guarantee is ε = "
+                 f"{spent:g}, δ = {spent_d:g}: the second curve.")
+    return _e(text)
+
+
+def _value_table(pub: dict[str, Any], conf: float) -> str:
+    head = (f"<tr><th>{'cell' if pub['query'] == 'histogram' else 'statistic'}</th>"
+            f"<th>released value</th><th>{conf:.0%} interval</th></tr>")
+    rows = []
+    if pub["query"] == "histogram":
+        for k, v in pub["value"].items():
+            rows.append(f"<tr><td>{_e(k)}</td><td class='num'>{_num(v)}</td><td>["
+                        f"{_num(pub['ci_low'][k])}, {_num(pub['ci_high'][k])}]</td></tr>")
+    else:
+        ci = ("—" if pub.get("ci_low") is None else
+              f"[{_num(pub['ci_low'])}, {_num(pub['ci_high'])}]")
+        rows.append(f"<tr><td>{_e(pub['query'])} of {_e(pub.get('column'))}</td>"
+                    f"<td class='num'>{_num(pub['value'])}</td><td>{ci}</td></tr>")
+    return head + "\n".join(rows)
+
+
+def _history_table(inp: ReportInput) -> str:
+    head = ("<tr><th>#</th><th>time (UTC)</th><th>release</th><th>mechanism</th>"
+            "<th>ε</th><th>δ</th><th>cumulative ε</th><th>status</th></tr>")
+    rows, cum = [], 0.0
+    for h in inp.history:
+        cum += h["epsilon"]
+        rows.append(
+            f"<tr><td>{_e(h['id'])}</td><td>{_e(h['time'])}</td><td>{_e(h['query'])} of "
+            f"{_e(h['column'])}</td><td>{_e(h['mechanism'])}</td><td class='num'>"
+            f"{h['epsilon']:g}</td><td class='num'>{h['delta']:g}</td><td class='num'>"
+            f"{cum:.6g}</td><td>{_e(h['status'])}</td></tr>")
+    return head + "\n".join(rows)
+
+
+def _method_table(inp: ReportInput) -> str:
+    spec, pub = inp.spec, inp.public
+    info = REGISTRY.get(spec.mechanism)
+    domain = ("categories " + ", ".join(spec.categories) if spec.categories is not None else
+              f"bounds [{spec.bounds[0]:g}, {spec.bounds[1]:g}]" if spec.bounds is not None
+              else "—")
+    if spec.bins is not None and spec.categories is None:
+        domain += f", {spec.bins} bins"
+    params = info.resolve(spec.mechanism_params())
+    rows = [
+        ("dataset", f"{inp.dataset_name} (SHA-256 {inp.fingerprint})"),
+        ("trust model", f"{inp.trust_model}: a trusted curator adds noise to the statistic"),
+        ("statistic", f"{spec.query} of {spec.column}"
+         + (f" (q = {spec.quantile:g})" if spec.query == "quantile" else "")),
+        ("declared domain", domain + " — declared, never read off the data"),
+        ("neighbouring relation", spec.relation),
+        ("mechanism", f"{info.label}: {info.description}"),
+        ("parameters", ", ".join(f"{k} = {v}" for k, v in params.items())),
+        ("sensitivity", _num(pub.get("sensitivity"))),
+        ("noise scale", _num(pub.get("noise_scale"))),
+        ("ε, δ charged", f"{inp.epsilon:g}, {inp.delta:g} ({inp.accountant} accountant)"),
+        ("confidence level", f"{spec.confidence:g}"),
+        ("randomness", str(pub.get("source", ""))),
+        ("release", f"#{inp.release_id} ({inp.uid}), {inp.created_at}"),
+        ("engine", f"dpstudio {inp.engine_version}"),
+    ]
+    return "\n".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)
+
+
+def _fill(inp: ReportInput, sources: dict[str, str]) -> str:
+    spec, pub = inp.spec, inp.public
+    _, _, _, _, util_caption = utility_series(spec, pub)
+    notes = "".join(f"<p class='caption'>Note: {_e(n)}</p>" for n in pub.get("notes", []))
+    left = inp.budget_epsilon - sum(h["epsilon"] for h in inp.history)
+    left_d = inp.budget_delta - sum(h["delta"] for h in inp.history)
+    values = {
+        "title": _e(f"Differentially private {spec.query} of {spec.column}"),
+        "subtitle": _e(f"Release #{inp.release_id} from {inp.dataset_name}, "
+                       f"{inp.created_at} (UTC) — DP Studio {inp.engine_version}"),
+        "value_table": _value_table(pub, spec.confidence),
+        "value_caption": _e(
+            f"Each interval contains the value the noise was added to with probability at "
+            f"least {spec.confidence:g}" + ("" if pub["query"] != "histogram" else
+                                            " (each cell on its own)") + "."
+            if pub.get("ci_low") is not None else
+            "The exponential mechanism gives no interval in value units; see the notes."),
+        "guarantee": _guarantee(inp),
+        "tradeoff_caption": _e(
+            "Each curve is the (ε, δ)-differential-privacy bound: the lowest miss rate any "
+            "attacker can have at each false-alarm rate. The shaded region is out of reach, "
+            "even for an attacker who combines every release listed below."),
+        "utility_caption": _e(util_caption),
+        "budget_caption": _e(
+            f"Budget of this dataset: ε = {inp.budget_epsilon:g}, δ = {inp.budget_delta:g}; "
+            f"left after this release: ε = {max(left, 0.0):.6g}, δ = {max(left_d, 0.0):.3g}. "
+            "Aborted releases stay charged: their noise was drawn and may have been seen."),
+        "history_table": _history_table(inp),
+        "method_table": _method_table(inp),
+        "notes": notes,
+        "footer": _e("Generated by DP Studio. This report shows only the released values, "
+                     "the public declaration and the privacy ledger; it contains no raw data."),
+    }
+    values.update(sources)
+    try:
+        return load_template().substitute(values)
+    except (KeyError, ValueError) as exc:
+        raise ExportError(f"the report template is invalid ({exc})") from None
+
+
+def _pdf(doc_html: str, images: dict[str, QImage], title: str) -> bytes:
+    doc = QTextDocument()
+    for name, image in images.items():
+        doc.addResource(QTextDocument.ResourceType.ImageResource, QUrl(f"plot-{name}.png"),
+                        image)
+    doc.setHtml(doc_html)
+    data = QByteArray()
+    buf = QBuffer(data)
+    buf.open(QIODevice.OpenModeFlag.WriteOnly)
+    writer = QPdfWriter(buf)
+    writer.setTitle(title)
+    writer.setCreator("DP Studio")
+    writer.setResolution(150)
+    writer.setPageSize(QPageSize(QPageSize.PageSizeId.A4))
+    writer.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout.Unit.Millimeter)
+    doc.print_(writer)
+    del writer
+    buf.close()
+    out = bytes(data.data())
+    if not out.startswith(b"%PDF"):
+        raise ExportError("the PDF report could not be rendered")
+    return out
+
+
+def render_report(inp: ReportInput) -> tuple[bytes, bytes]:
+    """The report as (HTML bytes, PDF bytes)."""
+    ensure_gui_application()
+    images = report_images(inp)
+    with quiet_qt():
+        pngs = {k: png_bytes(v) for k, v in images.items()}
+        html_doc = _fill(inp, {f"{k}_src": "data:image/png;base64,"
+                               + base64.b64encode(v).decode("ascii") for k, v in pngs.items()})
+        pdf_doc = _pdf(_fill(inp, {f"{k}_src": f"plot-{k}.png" for k in images}), images,
+                       f"DP Studio release #{inp.release_id}")
+    return html_doc.encode("utf-8"), pdf_doc

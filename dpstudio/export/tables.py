@@ -1,0 +1,181 @@
+"""What may leave the machine: the public part of a release, as a table.
+
+A :class:`~dpstudio.engine.queries.Release` carries one analyst-only field, ``clamped``
+(how many raw values fell outside the declaration): it is a function of the raw data, not
+of the noisy output, so it is never exported. :func:`public_result` keeps an explicit
+allow-list of fields, so a field added to ``Release`` later stays private until someone
+decides otherwise.
+
+Every export goes through an :class:`ExportTable`: a statistic (one row), a histogram
+(one row per cell), and hooks for the other kinds of privatized output — records
+randomized on the user's side (local model) and model coefficients.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "KINDS",
+    "PUBLIC_FIELDS",
+    "ExportTable",
+    "coefficients_table",
+    "public_result",
+    "records_table",
+    "release_table",
+]
+
+#: Fields of a release that are functions of the noisy output and the declaration only.
+PUBLIC_FIELDS = (
+    "query", "column", "mechanism", "epsilon", "delta", "relation", "value", "sensitivity",
+    "noise_scale", "variance", "ci_low", "ci_high", "confidence", "variance_exact",
+    "components", "notes", "simulated", "source",
+)
+
+KINDS = ("statistic", "histogram", "records", "coefficients")
+COLUMN_TYPES = ("text", "number", "integer")
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars → Python numbers, tuples → lists, recursively."""
+    if hasattr(value, "item") and not isinstance(value, str | bytes):
+        return value.item()
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def public_result(release: Any) -> dict[str, Any]:
+    """The exportable fields of a release (a ``Release`` or its ``to_dict()``).
+
+    Raises ValueError for a simulation: a seeded run is not a release.
+    """
+    data = release.to_dict() if hasattr(release, "to_dict") else dict(release)
+    if data.get("simulated"):
+        raise ValueError("a simulation (seeded generator) is not a release and is not exported")
+    return {k: _plain(data[k]) for k in PUBLIC_FIELDS if k in data}
+
+
+@dataclass(frozen=True)
+class ExportTable:
+    """A rectangular table of privatized values.
+
+    ``columns`` are (name, type) with type ``"text"``, ``"number"`` or ``"integer"``;
+    ``rows`` hold str, int, float or None (missing) in column order.
+    """
+
+    kind: str
+    columns: tuple[tuple[str, str], ...]
+    rows: tuple[tuple[Any, ...], ...]
+    title: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown export kind {self.kind!r}")
+        for name, kind in self.columns:
+            if kind not in COLUMN_TYPES:
+                raise ValueError(f"column {name!r}: unknown type {kind!r}")
+        width = len(self.columns)
+        rows = tuple(tuple(_plain(v) for v in row) for row in self.rows)
+        for row in rows:
+            if len(row) != width:
+                raise ValueError(f"a row has {len(row)} cells, expected {width}")
+        object.__setattr__(self, "columns", tuple(tuple(c) for c in self.columns))
+        object.__setattr__(self, "rows", rows)
+
+    @property
+    def names(self) -> list[str]:
+        return [name for name, _ in self.columns]
+
+    def records(self) -> list[dict[str, Any]]:
+        """Rows as dictionaries column → value."""
+        return [dict(zip(self.names, row, strict=True)) for row in self.rows]
+
+
+def _num(x: Any) -> float | None:
+    if x is None:
+        return None
+    f = float(x)
+    return f if math.isfinite(f) else None
+
+
+def release_table(public: Mapping[str, Any]) -> ExportTable:
+    """The table of a released statistic (one row) or histogram (one row per cell).
+
+    ``std_error`` is the square root of the reported variance: the noise's standard
+    deviation for counts, sums and histogram cells, a delta-method approximation for means
+    and variances, and empty for quantiles.
+    """
+    q, col, conf = public["query"], public.get("column") or "", _num(public["confidence"])
+    variance = public.get("variance")
+    if public["query"] == "histogram":
+        sd = math.sqrt(variance) if variance is not None else None
+        rows = tuple(
+            (q, col, str(label), _num(v), _num(public["ci_low"][label]),
+             _num(public["ci_high"][label]), conf, sd)
+            for label, v in public["value"].items()
+        )
+        columns = (("statistic", "text"), ("column", "text"), ("cell", "text"),
+                   ("value", "number"), ("ci_low", "number"), ("ci_high", "number"),
+                   ("confidence", "number"), ("std_error", "number"))
+        return ExportTable("histogram", columns, rows, f"histogram of {col}")
+    sd = math.sqrt(variance) if isinstance(variance, int | float) else None
+    row = (q, col, _num(public["value"]), _num(public.get("ci_low")),
+           _num(public.get("ci_high")), conf, sd)
+    columns = (("statistic", "text"), ("column", "text"), ("value", "number"),
+               ("ci_low", "number"), ("ci_high", "number"), ("confidence", "number"),
+               ("std_error", "number"))
+    return ExportTable("statistic", columns, (row,), f"{q} of {col}")
+
+
+def _column_type(values: Sequence[Any]) -> str:
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, bool | int) for v in present):
+        return "integer"
+    if present and all(isinstance(v, int | float) and not isinstance(v, bool) for v in present):
+        return "number"
+    return "text"
+
+
+def records_table(columns: Mapping[str, Sequence[Any]]) -> ExportTable:
+    """Hook for locally privatized records: each column's randomized values, one per record.
+
+    Only pass values that left each user's device already randomized (the local model's
+    output); the table does not, and cannot, check that.
+    """
+    names = list(columns)
+    lengths = {len(columns[n]) for n in names}
+    if len(lengths) > 1:
+        raise ValueError("record columns have different lengths")
+    values = [[_plain(v) for v in columns[n]] for n in names]
+    kinds = [_column_type(v) for v in values]
+    values = [[None if v is None else str(v) for v in col] if k == "text" else col
+              for col, k in zip(values, kinds, strict=True)]
+    rows = tuple(zip(*values, strict=True)) if names else ()
+    return ExportTable("records", tuple(zip(names, kinds, strict=True)), rows,
+                       "locally privatized records")
+
+
+def coefficients_table(names: Sequence[str], estimates: Sequence[float],
+                       std_errors: Sequence[float] | None = None,
+                       ci_low: Sequence[float] | None = None,
+                       ci_high: Sequence[float] | None = None) -> ExportTable:
+    """Hook for privately trained model coefficients, with their uncertainty if known."""
+    n = len(names)
+    cols = {"std_error": std_errors, "ci_low": ci_low, "ci_high": ci_high}
+    for key, seq in cols.items():
+        if seq is not None and len(seq) != n:
+            raise ValueError(f"{key} has {len(seq)} entries for {n} coefficients")
+    rows = tuple(
+        (str(names[i]), _num(estimates[i]), *[_num(seq[i]) if seq is not None else None
+                                              for seq in cols.values()])
+        for i in range(n)
+    )
+    columns = (("term", "text"), ("estimate", "number"), ("std_error", "number"),
+               ("ci_low", "number"), ("ci_high", "number"))
+    return ExportTable("coefficients", columns, rows, "model coefficients")

@@ -1,0 +1,96 @@
+"""The project file's SQLite schema, its version, and migrations between versions.
+
+A project file is an SQLite database with ``PRAGMA application_id`` = :data:`APPLICATION_ID`
+("DPSt") and ``PRAGMA user_version`` = its schema version. Amounts of ε and δ are stored as
+decimal text (exact: see :mod:`dpstudio.engine.accounting.budget`), times as ISO 8601 UTC.
+
+To change the schema: add the new version's steps to :data:`MIGRATIONS` (keyed by the
+version they migrate *from*), bump :data:`SCHEMA_VERSION`, keep a project file of the old
+version in ``tests/project/fixtures/`` and test opening it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+__all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "create_schema", "migrate"]
+
+APPLICATION_ID = 0x44505374  # "DPSt"
+SCHEMA_VERSION = 1
+
+SCHEMA_V1 = """
+CREATE TABLE settings (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE datasets (
+    id             INTEGER PRIMARY KEY,
+    fingerprint    TEXT NOT NULL UNIQUE,
+    path           TEXT NOT NULL,
+    name           TEXT NOT NULL,
+    schema_json    TEXT NOT NULL,
+    budget_epsilon TEXT NOT NULL,
+    budget_delta   TEXT NOT NULL,
+    relation       TEXT NOT NULL CHECK (relation IN ('add-remove', 'replace')),
+    accountant     TEXT NOT NULL,
+    registered_at  TEXT NOT NULL
+);
+CREATE TABLE releases (
+    id          INTEGER PRIMARY KEY,
+    uid         TEXT NOT NULL UNIQUE,
+    dataset_id  INTEGER NOT NULL REFERENCES datasets(id),
+    status      TEXT NOT NULL CHECK (status IN ('pending', 'done', 'aborted')),
+    created_at  TEXT NOT NULL,
+    finished_at TEXT,
+    query       TEXT NOT NULL,
+    column_name TEXT,
+    mechanism   TEXT NOT NULL,
+    trust_model TEXT NOT NULL,
+    epsilon     TEXT NOT NULL,
+    delta       TEXT NOT NULL,
+    accountant  TEXT NOT NULL,
+    spec_json   TEXT NOT NULL,
+    noise_json  TEXT NOT NULL,
+    result_json TEXT,
+    out_dir     TEXT NOT NULL,
+    note        TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX releases_by_dataset ON releases(dataset_id, id);
+CREATE TABLE release_files (
+    release_id INTEGER NOT NULL REFERENCES releases(id),
+    name       TEXT NOT NULL,
+    role       TEXT NOT NULL,
+    sha256     TEXT NOT NULL,
+    bytes      INTEGER NOT NULL,
+    PRIMARY KEY (release_id, name)
+);
+"""
+
+#: version → function migrating a connection (inside a transaction) from it to version + 1.
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {}
+
+
+def create_schema(conn: sqlite3.Connection) -> None:
+    """Create the current schema in an empty database (inside the caller's transaction)."""
+    for statement in SCHEMA_V1.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def migrate(conn: sqlite3.Connection, version: int) -> int:
+    """Migrate from ``version`` to :data:`SCHEMA_VERSION`, one step at a time.
+
+    Runs inside the caller's transaction: a failed step leaves the file as it was.
+    Returns the new version.
+    """
+    while version < SCHEMA_VERSION:
+        step = MIGRATIONS.get(version)
+        if step is None:
+            raise LookupError(f"no migration from project schema version {version}")
+        step(conn)
+        version += 1
+        conn.execute(f"PRAGMA user_version = {version}")
+    return version

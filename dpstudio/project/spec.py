@@ -1,0 +1,304 @@
+"""Release specs: a TOML file saying what to release, read by ``dpstudio release``.
+
+Example (every key but ``schema_version``, ``dataset``, ``column``, ``query``,
+``mechanism`` and ``epsilon`` is optional)::
+
+    schema_version = 1
+    dataset = "survey.csv"          # relative to the spec file's folder
+    column = "age"
+    query = "mean"                  # count, sum, mean, variance, histogram, quantile, median
+    bounds = [18, 100]              # or categories = ["a", "b"]; bins = 10; quantile = 0.9
+    mechanism = "laplace"
+    epsilon = 0.5
+    delta = 0.0
+    relation = "add-remove"         # must match the dataset's registered relation
+    confidence = 0.95
+    formats = ["csv", "json"]       # also "parquet", "xlsx"
+    report = true                   # HTML + PDF stakeholder report
+    script = true                   # reproducible Python script
+    # fingerprint = "…"             # refuse unless the dataset has exactly this SHA-256
+    # accountant = "basic"
+    # name = "age-mean"             # file name stem (default: "<query>-<column>")
+
+    [params]                        # further mechanism parameters
+    # calibration = "analytic"
+
+    [budget]                        # the dataset's total budget, if this release registers it
+    epsilon = 3.0
+    delta = 1e-5
+
+Bounds and categories left out are taken from the dataset's sidecar schema
+(``DATA.schema.json``) when it declares them — never from the data.
+:func:`save_spec` writes this format (for the GUI's "Save release spec…").
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dpstudio.engine.queries import QuerySpec
+from dpstudio.project.errors import SpecError
+
+__all__ = ["SPEC_VERSION", "ReleaseSpec", "load_spec", "parse_spec", "save_spec", "spec_text"]
+
+SPEC_VERSION = 1
+DEFAULT_FORMATS = ("csv", "json")
+
+_TOP = ("schema_version", "dataset", "fingerprint", "column", "query", "bounds", "categories",
+        "bins", "quantile", "mechanism", "epsilon", "delta", "relation", "confidence",
+        "accountant", "formats", "report", "script", "name")
+_TABLES = ("params", "budget")
+_REQUIRED = ("dataset", "column", "query", "mechanism", "epsilon")
+
+
+@dataclass(frozen=True)
+class ReleaseSpec:
+    """A release to perform: the dataset, the query and what to write.
+
+    ``dataset`` is a path (absolute, or relative to the current folder; :func:`load_spec`
+    resolves it against the spec file's folder). ``budget_epsilon``/``budget_delta`` are
+    used only when this release is the first on the dataset and registers it.
+    """
+
+    dataset: str
+    query: QuerySpec
+    formats: tuple[str, ...] = DEFAULT_FORMATS
+    report: bool = False
+    script: bool = False
+    budget_epsilon: float | None = None
+    budget_delta: float | None = None
+    fingerprint: str | None = None
+    accountant: str = "basic"
+    name: str | None = None
+    source: str = field(default="", compare=False)
+
+
+def _where(source: str) -> str:
+    return f"{source}: " if source else ""
+
+
+def _number(data: dict, key: str, where: str, default=None, integer: bool = False):
+    if key not in data:
+        return default
+    value = data[key]
+    ok = isinstance(value, int) if integer else isinstance(value, int | float)
+    if isinstance(value, bool) or not ok:
+        kind = "a whole number" if integer else "a number"
+        raise SpecError(f"{where}{key} must be {kind}, got {value!r}")
+    if not integer and not math.isfinite(value):
+        raise SpecError(f"{where}{key} must be finite, got {value!r}")
+    return value
+
+
+def _string(data: dict, key: str, where: str, default=None) -> str | None:
+    if key not in data:
+        return default
+    value = data[key]
+    if not isinstance(value, str) or not value.strip():
+        raise SpecError(f"{where}{key} must be a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _bool(data: dict, key: str, where: str, default: bool) -> bool:
+    value = data.get(key, default)
+    if not isinstance(value, bool):
+        raise SpecError(f"{where}{key} must be true or false, got {value!r}")
+    return value
+
+
+def parse_spec(data: dict[str, Any], source: str = "", base: Path | None = None) -> ReleaseSpec:
+    """A :class:`ReleaseSpec` from parsed TOML; SpecError with a one-line message."""
+    where = _where(source)
+    if not isinstance(data, dict):
+        raise SpecError(f"{where}a release spec is a TOML table")
+    version = data.get("schema_version")
+    if version is None:
+        raise SpecError(f"{where}missing schema_version (write schema_version = {SPEC_VERSION})")
+    if version != SPEC_VERSION:
+        raise SpecError(f"{where}unsupported schema_version {version!r} (this DP Studio reads "
+                        f"{SPEC_VERSION})")
+    unknown = sorted(set(data) - set(_TOP) - set(_TABLES))
+    if unknown:
+        raise SpecError(f"{where}unknown key {unknown[0]!r} (known: {', '.join(_TOP)}, "
+                        "[params], [budget])")
+    for key in _REQUIRED:
+        if key not in data:
+            raise SpecError(f"{where}missing required key {key!r}")
+    dataset = _string(data, "dataset", where)
+    if base is not None and not os.path.isabs(dataset):
+        dataset = str(base / dataset)
+    bounds = data.get("bounds")
+    if bounds is not None:
+        if (not isinstance(bounds, list) or len(bounds) != 2
+                or any(isinstance(b, bool) or not isinstance(b, int | float) for b in bounds)):
+            raise SpecError(f"{where}bounds must be two numbers [lower, upper], got {bounds!r}")
+        bounds = (float(bounds[0]), float(bounds[1]))
+    categories = data.get("categories")
+    if categories is not None:
+        if not isinstance(categories, list) or not all(isinstance(c, str) for c in categories):
+            raise SpecError(f"{where}categories must be a list of strings")
+        categories = tuple(categories)
+    params = data.get("params", {})
+    if not isinstance(params, dict):
+        raise SpecError(f"{where}[params] must be a table")
+    budget = data.get("budget", {})
+    if not isinstance(budget, dict):
+        raise SpecError(f"{where}[budget] must be a table")
+    extra = sorted(set(budget) - {"epsilon", "delta"})
+    if extra:
+        raise SpecError(f"{where}unknown key {extra[0]!r} in [budget] (epsilon, delta)")
+    formats = data.get("formats", list(DEFAULT_FORMATS))
+    if not isinstance(formats, list) or not formats or not all(isinstance(f, str)
+                                                               for f in formats):
+        raise SpecError(f"{where}formats must be a non-empty list such as [\"csv\", \"json\"]")
+    from dpstudio.export.errors import ExportError
+    from dpstudio.export.writers import normalize_format
+
+    try:
+        formats = tuple(dict.fromkeys(normalize_format(f) for f in formats))
+    except ExportError as exc:
+        raise SpecError(f"{where}{exc}") from None
+    fingerprint = _string(data, "fingerprint", where)
+    if fingerprint is not None:
+        fingerprint = fingerprint.lower()
+        if len(fingerprint) != 64 or any(c not in "0123456789abcdef" for c in fingerprint):
+            raise SpecError(f"{where}fingerprint must be 64 hexadecimal digits (a SHA-256)")
+    query = QuerySpec(
+        query=_string(data, "query", where),
+        mechanism=_string(data, "mechanism", where),
+        epsilon=float(_number(data, "epsilon", where)),
+        delta=float(_number(data, "delta", where, 0.0)),
+        bounds=bounds,
+        categories=categories,
+        bins=_number(data, "bins", where, integer=True),
+        quantile=_number(data, "quantile", where),
+        relation=_string(data, "relation", where, "add-remove"),
+        confidence=float(_number(data, "confidence", where, 0.95)),
+        params=dict(params),
+        column=_string(data, "column", where),
+    )
+    b_eps = _number(budget, "epsilon", f"{where}[budget] ")
+    b_delta = _number(budget, "delta", f"{where}[budget] ")
+    return ReleaseSpec(
+        dataset=dataset, query=query, formats=formats,
+        report=_bool(data, "report", where, False), script=_bool(data, "script", where, False),
+        budget_epsilon=None if b_eps is None else float(b_eps),
+        budget_delta=None if b_delta is None else float(b_delta),
+        fingerprint=fingerprint, accountant=_string(data, "accountant", where, "basic"),
+        name=_string(data, "name", where), source=source,
+    )
+
+
+def load_spec(path: str | os.PathLike[str]) -> ReleaseSpec:
+    """Read a spec file; relative dataset paths are relative to the file's folder."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise SpecError(f"no spec file {p}") from None
+    except OSError as exc:
+        raise SpecError(f"{p.name}: cannot read ({exc.strerror or exc})") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise SpecError(f"{p.name}: not a text file (a spec is TOML, UTF-8)") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"{p.name}: malformed TOML: {exc}") from None
+    return parse_spec(data, p.name, p.resolve().parent)
+
+
+# ------------------------------------------------------------------------------ emitter
+
+
+def _toml_str(text: str) -> str:
+    out = ['"']
+    for ch in text:
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return "".join(out) + '"'
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise SpecError(f"cannot save a non-finite number ({value!r}) in a spec")
+        text = repr(value)
+        return text if any(c in text for c in ".en") else text + ".0"
+    if isinstance(value, str):
+        return _toml_str(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise SpecError(f"cannot save a {type(value).__name__} in a spec")
+
+
+def _key(key: str) -> str:
+    bare = key and all(c.isascii() and (c.isalnum() or c in "-_") for c in key)
+    return key if bare else _toml_str(key)
+
+
+def spec_text(spec: ReleaseSpec) -> str:
+    """The TOML text of a spec (what :func:`save_spec` writes)."""
+    q = spec.query
+    lines = [f"schema_version = {SPEC_VERSION}", f"dataset = {_toml_str(str(spec.dataset))}"]
+    if spec.fingerprint:
+        lines.append(f"fingerprint = {_toml_str(spec.fingerprint)}")
+    fields: list[tuple[str, Any]] = [
+        ("column", q.column), ("query", q.query), ("bounds", q.bounds),
+        ("categories", q.categories), ("bins", q.bins), ("quantile", q.quantile),
+        ("mechanism", q.mechanism), ("epsilon", float(q.epsilon)), ("delta", float(q.delta)),
+        ("relation", q.relation), ("confidence", float(q.confidence)),
+        ("accountant", spec.accountant), ("formats", list(spec.formats)),
+        ("report", spec.report), ("script", spec.script), ("name", spec.name),
+    ]
+    for key, value in fields:
+        if value is not None:
+            if key == "bounds":
+                value = [float(v) for v in value]
+            lines.append(f"{key} = {_toml_value(value)}")
+    if q.params:
+        lines += ["", "[params]"] + [f"{_key(k)} = {_toml_value(v)}" for k, v in q.params.items()]
+    if spec.budget_epsilon is not None or spec.budget_delta is not None:
+        lines += ["", "[budget]"]
+        if spec.budget_epsilon is not None:
+            lines.append(f"epsilon = {_toml_value(float(spec.budget_epsilon))}")
+        if spec.budget_delta is not None:
+            lines.append(f"delta = {_toml_value(float(spec.budget_delta))}")
+    return "\n".join(lines) + "\n"
+
+
+def save_spec(spec: ReleaseSpec, path: str | os.PathLike[str]) -> Path:
+    """Write ``spec`` as TOML (atomically); :func:`load_spec` reads it back equal."""
+    from dpstudio.project._fs import write_durably
+
+    p = Path(path)
+    text = spec_text(spec)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    try:
+        tmp.unlink(missing_ok=True)
+        write_durably(tmp, text.encode("utf-8"))
+        os.replace(tmp, p)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise SpecError(f"{p.name}: cannot save spec ({exc.strerror or exc})") from None
+    return p
