@@ -1,6 +1,6 @@
 """The ``dpstudio`` command line: the GUI by default, headless commands by name.
 
-    dpstudio [DATASET] [--screenshot FILE.png] [--size 1400x900]
+    dpstudio [DATASET] [--screenshot FILE.png] [--size 1400x900] [--view analysis|data|...]
     dpstudio query DATA --column C --query mean --bounds 0,100 --mechanism laplace --epsilon 1
     dpstudio mechanisms [--json]
     dpstudio tradeoff --mechanism gaussian --sigma 1 [--compose 10] [--json]
@@ -57,6 +57,8 @@ def _gui_parser() -> argparse.ArgumentParser:
                    help="render the main window offscreen to a PNG and exit")
     p.add_argument("--size", type=_size, default=(1400, 900), metavar="WxH",
                    help="window size for --screenshot (default 1400x900)")
+    p.add_argument("--view", choices=("analysis", "data", "utility", "tradeoff"),
+                   help="view to render with --screenshot (default analysis)")
     p.add_argument("--version", action="store_true", help="print the version and exit")
     return p
 
@@ -73,7 +75,7 @@ def _cmd_gui(argv: Sequence[str]) -> int:
         return EXIT_OK
     from dpstudio.ui.app import run_app
 
-    return run_app(args.dataset, screenshot=args.screenshot, size=args.size)
+    return run_app(args.dataset, screenshot=args.screenshot, size=args.size, view=args.view)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

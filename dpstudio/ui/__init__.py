@@ -1,1 +1,1 @@
-"""ui layer."""
+"""The Qt application: windows, panels, plots and the workers that feed them."""

@@ -14,11 +14,13 @@ from dpstudio.data.dataset import Dataset, open_dataset
 from dpstudio.data.errors import DataError
 from dpstudio.data.samples import sample_path
 from dpstudio.ui.display import display_problem
-from dpstudio.ui.main_window import APP_NAME, MainWindow
+from dpstudio.ui.main_window import APP_NAME, VIEWS, MainWindow
 from dpstudio.ui.style import app_icon, apply_light_theme, configure_pyqtgraph
 
 DEFAULT_SIZE = (1400, 900)
 DEFAULT_SAMPLE = "survey"
+#: Longest wait for the analysis computations before a screenshot is taken anyway.
+SCREENSHOT_TIMEOUT_S = 60.0
 
 configure_pyqtgraph()
 
@@ -27,13 +29,16 @@ def run_app(
     dataset: str | None = None,
     screenshot: str | None = None,
     size: tuple[int, int] = DEFAULT_SIZE,
+    view: str | None = None,
 ) -> int:
     """Run DP Studio on ``dataset`` (default: the bundled survey sample).
 
     With ``screenshot``, render the window offscreen at ``size`` into that image file,
-    print its path and return 0. Otherwise show the window and return the event loop's
-    exit code. Returns 1 if there is no display, 2 if the dataset cannot be loaded or the
-    image cannot be written; the reason goes to stderr on one line.
+    once the analysis computations have finished, print its path and return 0. ``view``
+    picks what is shown: ``analysis`` (default), ``data``, ``utility`` or ``tradeoff``.
+    Otherwise show the window and return the event loop's exit code. Returns 1 if there is
+    no display, 2 if the dataset cannot be loaded, the view is unknown or the image cannot
+    be written; the reason goes to stderr on one line.
     """
     if screenshot is not None:
         if not os.environ.get("QT_QPA_PLATFORM"):
@@ -48,6 +53,8 @@ def run_app(
             raise ValueError
     except (TypeError, ValueError):
         return _fail(f"invalid window size {size!r}; give it as WIDTHxHEIGHT, e.g. 1400x900")
+    if view is not None and view not in VIEWS:
+        return _fail(f"unknown view {view!r}; choose from {', '.join(VIEWS)}")
 
     try:
         loaded = open_dataset(dataset if dataset is not None else sample_path(DEFAULT_SAMPLE))
@@ -59,9 +66,11 @@ def run_app(
 
     app = _application()
     if screenshot is not None:
-        return _screenshot(app, loaded, Path(screenshot), (width, height))
+        return _screenshot(app, loaded, Path(screenshot), (width, height), view)
     window = MainWindow(loaded)
     window.resize(width, height)
+    if view is not None:
+        window.show_view(view)
     window.show()
     return int(app.exec())
 
@@ -84,19 +93,27 @@ def _quiet_offscreen_warnings(kind: QtMsgType, context: QMessageLogContext, mess
         print(message, file=sys.stderr)
 
 
-def _screenshot(app: QApplication, dataset: Dataset, path: Path, size: tuple[int, int]) -> int:
+def _screenshot(app: QApplication, dataset: Dataset, path: Path, size: tuple[int, int],
+                view: str | None = None) -> int:
     previous = qInstallMessageHandler(_quiet_offscreen_warnings)
     try:
-        return _render(app, dataset, path, size)
+        return _render(app, dataset, path, size, view)
     finally:
         qInstallMessageHandler(previous)
 
 
-def _render(app: QApplication, dataset: Dataset, path: Path, size: tuple[int, int]) -> int:
+def _render(app: QApplication, dataset: Dataset, path: Path, size: tuple[int, int],
+            view: str | None = None) -> int:
     window = MainWindow(dataset)
     window.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
     window.resize(*size)
+    window.show_view(view or "analysis")
     window.show()
+    for _ in range(5):
+        app.processEvents()
+    if not window.analysis.wait_idle(SCREENSHOT_TIMEOUT_S):
+        print(f"{APP_NAME}: computations still running after {SCREENSHOT_TIMEOUT_S:g} s; "
+              "the screenshot shows what had finished", file=sys.stderr)
     for _ in range(5):
         app.processEvents()
     image = window.grab().toImage()

@@ -6,30 +6,42 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QDockWidget,
     QFileDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
     QTableView,
+    QTabWidget,
 )
 
 import dpstudio
 from dpstudio.data.dataset import Dataset, open_dataset
 from dpstudio.data.errors import DataError
-from dpstudio.data.loading import FILE_DIALOG_FILTER
+from dpstudio.data.loading import FILE_DIALOG_FILTER, SUPPORTED_EXTENSIONS
 from dpstudio.data.samples import SAMPLES, sample_path
-from dpstudio.ui.columns_panel import ColumnsPanel
-from dpstudio.ui.plots import PlotPanel
-from dpstudio.ui.style import app_icon
+from dpstudio.ui.analysis_panel import AnalysisPanel
+from dpstudio.ui.analysis_view import VIEWS as ANALYSIS_VIEWS
+from dpstudio.ui.analysis_view import AnalysisView
+from dpstudio.ui.export_plot import FORMATS, PlotFocusTracker, export_plot, suggested_file_name
+from dpstudio.ui.loader import DatasetLoader, LoadStatus
+from dpstudio.ui.presentation import PresentationMode
+from dpstudio.ui.schema_panel import SchemaPanel
+from dpstudio.ui.session import Analysis, Session
+from dpstudio.ui.settings import Settings
+from dpstudio.ui.style import PALETTES, app_icon, apply_palette
 from dpstudio.ui.table_model import DataFrameModel
 
 APP_NAME = "DP Studio"
+#: Views :meth:`MainWindow.show_view` (and ``dpstudio --screenshot --view``) can show.
+VIEWS = ("analysis", "data") + tuple(v for v in ANALYSIS_VIEWS if v != "analysis")
 ABOUT_TEXT = (
     f"<h3>{APP_NAME} {dpstudio.__version__}</h3>"
     "<p>Differential privacy on your own data: declare each column's public bounds, "
@@ -47,13 +59,20 @@ _ENCODING_NAMES = {
 
 
 class MainWindow(QMainWindow):
-    """The application window; :meth:`open_path` loads a dataset, keeping the old one on error."""
+    """The application window; :meth:`open_path` loads a dataset in the background, keeping
+    the old one on error or cancel.
+
+    ``settings`` defaults to :meth:`Settings.load` (``$DPSTUDIO_CONFIG_DIR`` or the platform's
+    config folder).
+    """
 
     dataset_changed = Signal(object)
 
-    def __init__(self, dataset: Dataset | None = None, parent: Any = None) -> None:
+    def __init__(self, dataset: Dataset | None = None, parent: Any = None,
+                 settings: Settings | None = None) -> None:
         super().__init__(parent)
         self._dataset: Dataset | None = None
+        self.settings = settings if settings is not None else Settings.load()
         self.setWindowIcon(app_icon())
         self.setDockOptions(QMainWindow.DockOption.AnimatedDocks)
 
@@ -71,24 +90,48 @@ class MainWindow(QMainWindow):
         vertical.setSectionResizeMode(vertical.ResizeMode.Fixed)
         self.table_view.horizontalHeader().setHighlightSections(False)
         self.table_view.horizontalHeader().setStretchLastSection(True)
-        self.setCentralWidget(self.table_view)
 
-        # Left: the column list.
-        self.columns_panel = ColumnsPanel(self)
-        self.columns_dock = self._dock("Columns", self.columns_panel, "columns_dock")
+        # Centre: tabs "Analysis" (plots, preview, budget) and "Data" (the table).
+        self.session = Session(self)
+        self.analysis = Analysis(self.session, self)
+        self.analysis_view = AnalysisView(self.session, self.analysis, self)
+        self.utility_plot = self.analysis_view.utility_plot
+        self.tradeoff_plot = self.analysis_view.tradeoff_plot
+        self.result_panel = self.analysis_view.result_panel
+        self.tabs = QTabWidget(self)
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.analysis_view, "Analysis")
+        self.tabs.addTab(self.table_view, "Data")
+        self.tabs.setTabToolTip(0, "Privacy–utility, trade-off and result preview (Ctrl+1)")
+        self.tabs.setTabToolTip(1, "The dataset's rows (Ctrl+2)")
+        self.setCentralWidget(self.tabs)
+
+        # Left: the columns' declared types, bounds and categories (editable).
+        self.schema_panel = SchemaPanel(self)
+        self.columns_panel = self.schema_panel  # the former read-only list's name
+        self.columns_dock = self._dock("Columns", self.schema_panel, "columns_dock")
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.columns_dock)
 
-        # Right: the result plots (empty for now).
-        self.plot_panel = PlotPanel(self)
-        self.utility_plot = self.plot_panel.utility_plot
-        self.tradeoff_plot = self.plot_panel.tradeoff_plot
-        self.plots_dock = self._dock("Results", self.plot_panel, "plots_dock")
-        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.plots_dock)
+        # Right: the analysis controls (trust model, query, mechanism, ε, δ, views).
+        self.analysis_panel = AnalysisPanel(self.session, self)
+        self.analysis_dock = self._dock("Analysis", self.analysis_panel, "analysis_dock")
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.analysis_dock)
+        self.schema_panel.schema_changed.connect(self.session.set_schema)
+        self._follow_column_selection()
+
+        self.loader = DatasetLoader(self)
+        self.loader.loaded.connect(self._on_loaded)
+        self.loader.failed.connect(self._on_load_failed)
+        self.presentation = PresentationMode(self, self.settings.presentation_font_scale)
+        self.plot_tracker = PlotFocusTracker(self)
+        self.setAcceptDrops(True)
 
         self._build_menus()
+        self._build_analysis_actions()
         self._build_status_bar()
         self.resize(1400, 900)
         self.set_dataset(dataset)
+        self._restore_settings()
 
     # -- state ------------------------------------------------------------------------
 
@@ -117,19 +160,54 @@ class MainWindow(QMainWindow):
                 f"{rows:,} {'row' if rows == 1 else 'rows'} × "
                 f"{cols} {'column' if cols == 1 else 'columns'}"
             )
+        self._fit_table_columns()  # before the session starts its background jobs
         self.columns_panel.set_dataset(dataset)
-        self._fit_table_columns()
+        self.session.set_dataset(dataset)
         self.dataset_changed.emit(dataset)
 
     def open_path(self, path: str | os.PathLike[str]) -> bool:
-        """Load ``path``; on failure show the message and keep the current dataset."""
+        """Start loading ``path`` in the background (``False`` if the user kept the current
+        declarations unsaved and chose Cancel). The current dataset stays until the new one
+        has loaded; an error shows a dialog and changes nothing."""
+        if not self._confirm_unsaved_schema():
+            return False
+        self.loader.load(path)
+        return True
+
+    def open_path_now(self, path: str | os.PathLike[str]) -> bool:
+        """Load ``path`` on this thread (scripts); on failure show the message, keep the data."""
         try:
             dataset = open_dataset(path)
         except DataError as exc:
             QMessageBox.critical(self, "Could not open the dataset", str(exc))
             return False
-        self.set_dataset(dataset)
+        self._on_loaded(dataset)
         return True
+
+    def _on_loaded(self, dataset: Dataset) -> None:
+        self.set_dataset(dataset)
+        self.settings.add_recent_file(dataset.path)
+        self.settings.save()
+
+    def _on_load_failed(self, path: str, message: str) -> None:
+        if not Path(path).exists():
+            self.settings.remove_recent_file(path)
+            self.settings.save()
+        QMessageBox.critical(self, "Could not open the dataset", message)
+
+    def _confirm_unsaved_schema(self) -> bool:
+        """Offer to save edited declarations before they are replaced; ``False``: cancel."""
+        if not self.schema_panel.is_dirty():
+            return True
+        buttons = (QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+                   | QMessageBox.StandardButton.Cancel)
+        answer = QMessageBox.question(
+            self, "Unsaved declarations",
+            "The column declarations have changed. Save them before continuing?",
+            buttons, QMessageBox.StandardButton.Save)
+        if answer == QMessageBox.StandardButton.Save:
+            return self.schema_panel.save()
+        return answer == QMessageBox.StandardButton.Discard
 
     # -- actions ----------------------------------------------------------------------
 
@@ -148,6 +226,128 @@ class MainWindow(QMainWindow):
 
     def show_about(self) -> None:
         QMessageBox.about(self, f"About {APP_NAME}", ABOUT_TEXT)
+
+    def set_palette(self, name: str) -> None:
+        """Switch to the ``"light"`` or ``"dark"`` palette and remember it."""
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            apply_palette(app, name)
+        self.settings.palette = name
+        self.settings.save()
+        for key, action in self.palette_actions.items():
+            action.setChecked(key == name)
+
+    def export_current_plot(self, fmt: str) -> bool:
+        """Ask where, then export the plot under focus as ``"png"`` or ``"svg"``."""
+        plot = self.plot_tracker.current()
+        if plot is None:
+            QMessageBox.information(self, "Export plot", "There is no plot to export.")
+            return False
+        folder = self._dataset.path.parent if self._dataset is not None else Path.home()
+        start = str(folder / suggested_file_name(plot, fmt))
+        path, _ = QFileDialog.getSaveFileName(self, f"Export plot as {fmt.upper()}", start,
+                                              FORMATS[fmt])
+        if not path:
+            return False
+        if not path.lower().endswith(f".{fmt}"):
+            path += f".{fmt}"
+        try:
+            written = export_plot(plot, path)
+        except (OSError, ValueError) as exc:
+            QMessageBox.critical(self, "Could not export the plot", str(exc))
+            return False
+        self.statusBar().showMessage(f"Plot exported to {written}", 5000)
+        return True
+
+    def show_rr_demo(self) -> Any:
+        from dpstudio.ui.rr_demo import RRDemoDialog
+
+        dialog = RRDemoDialog(self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
+
+    def show_questionnaire(self) -> Any:
+        from dpstudio.ui.questionnaire import QuestionnaireDialog
+
+        dialog = QuestionnaireDialog(
+            self, n_rows=self._dataset.n_rows if self._dataset is not None else None,
+            answers=self.settings.last_choices.get("questionnaire"))
+        dialog.budget_chosen.connect(self._use_budget)
+        dialog.accepted.connect(lambda: self._remember_answers(dialog.answers()))
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
+
+    def _remember_answers(self, answers: dict[str, str]) -> None:
+        self.settings.last_choices["questionnaire"] = answers
+        self.settings.save()
+
+    def _use_budget(self, epsilon: float, delta: float) -> None:
+        session = getattr(self, "session", None)
+        if session is not None and hasattr(session, "set_budget"):
+            session.set_budget(epsilon, delta)
+        self.statusBar().showMessage(f"Privacy budget set to ε = {epsilon:g}, δ = {delta:.0e}",
+                                     5000)
+
+    # -- drag and drop ----------------------------------------------------------------------
+
+    @staticmethod
+    def _dropped_path(mime: Any) -> Path | None:
+        for url in mime.urls() if mime is not None and mime.hasUrls() else []:
+            if url.isLocalFile():
+                path = Path(url.toLocalFile())
+                if path.suffix.lower() in SUPPORTED_EXTENSIONS:
+                    return path
+        return None
+
+    def dragEnterEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        if self._dropped_path(event.mimeData()) is not None:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        self.dragEnterEvent(event)
+
+    def dropEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        path = self._dropped_path(event.mimeData())
+        if path is None:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        self.open_path(path)
+
+    # -- settings -----------------------------------------------------------------------------
+
+    def _restore_settings(self) -> None:
+        settings = self.settings
+        app = QApplication.instance()
+        if isinstance(app, QApplication) and settings.palette != "light":
+            apply_palette(app, settings.palette)
+        if (geometry := settings.window_bytes("geometry")) is not None:
+            self.restoreGeometry(geometry)
+        if (state := settings.window_bytes("state")) is not None and self.restoreState(state):
+            self._docks_sized = True  # the user's own dock sizes, not the defaults
+        if settings.warning:
+            self.statusBar().showMessage(f"Settings: {settings.warning}", 10000)
+
+    def save_settings(self) -> bool:
+        self.settings.set_window_bytes("geometry", self.saveGeometry())
+        self.settings.set_window_bytes("state", self.saveState())
+        return self.settings.save()
+
+    def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        if self.isVisible() and not self._confirm_unsaved_schema():
+            event.ignore()
+            return
+        if self.presentation.enabled:
+            self.presentation.set_enabled(False)
+        if not self.testAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen):
+            self.save_settings()  # not for offscreen screenshots
+        self.loader.shutdown()
+        self.analysis.shutdown()
+        super().closeEvent(event)
 
     # -- construction -----------------------------------------------------------------
 
@@ -179,6 +379,25 @@ class MainWindow(QMainWindow):
             self.samples_menu.addAction(action)
             self.sample_actions[name] = action
 
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self._fill_recent_menu()
+
+        file_menu.addSeparator()
+        self.save_schema_action = self.schema_panel.save_action
+        self.save_schema_action.setText("&Save Declarations")
+        file_menu.addAction(self.save_schema_action)
+
+        file_menu.addSeparator()
+        self.export_actions: dict[str, QAction] = {}
+        for fmt in FORMATS:
+            action = QAction(f"Export Plot as {fmt.upper()}…", self)
+            action.setStatusTip(f"Save the plot under focus as a {fmt.upper()} file")
+            action.triggered.connect(lambda _checked=False, f=fmt: self.export_current_plot(f))
+            file_menu.addAction(action)
+            self.export_actions[fmt] = action
+        file_menu.aboutToShow.connect(self.plot_tracker.watch)
+
         file_menu.addSeparator()
         self.quit_action = QAction("&Quit", self)
         self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
@@ -186,29 +405,95 @@ class MainWindow(QMainWindow):
         self.quit_action.triggered.connect(self.close)
         file_menu.addAction(self.quit_action)
 
+        view_menu = self.menuBar().addMenu("&View")
+        self.presentation_action = QAction("&Presentation Mode", self)
+        self.presentation_action.setCheckable(True)
+        self.presentation_action.setShortcuts([QKeySequence("F11"), QKeySequence("Ctrl+P")])
+        self.presentation_action.setStatusTip("Large type, clean plots and plain-language "
+                                              "captions, full screen")
+        self.presentation_action.toggled.connect(self.presentation.set_enabled)
+        self.presentation.toggled.connect(self.presentation_action.setChecked)
+        view_menu.addAction(self.presentation_action)
+        view_menu.addSeparator()
+        group = QActionGroup(self)
+        group.setExclusive(True)
+        self.palette_actions: dict[str, QAction] = {}
+        for name, palette in PALETTES.items():
+            action = QAction(f"{palette.label} Palette", self, checkable=True)
+            action.setChecked(name == self.settings.palette)
+            action.triggered.connect(lambda _checked=False, n=name: self.set_palette(n))
+            group.addAction(action)
+            view_menu.addAction(action)
+            self.palette_actions[name] = action
+
+        tools_menu = self.menuBar().addMenu("&Tools")
+        self.rr_demo_action = QAction("&Randomized-Response Demo…", self)
+        self.rr_demo_action.setStatusTip("The classroom survey: simulated respondents answer "
+                                         "a yes/no question with randomized response")
+        self.rr_demo_action.triggered.connect(self.show_rr_demo)
+        tools_menu.addAction(self.rr_demo_action)
+        self.questionnaire_action = QAction("&Sensitivity Questionnaire…", self)
+        self.questionnaire_action.setStatusTip("Answer two questions about harm and "
+                                               "sensitivity to get a proposed (ε, δ)")
+        self.questionnaire_action.triggered.connect(self.show_questionnaire)
+        tools_menu.addAction(self.questionnaire_action)
+
         help_menu = self.menuBar().addMenu("&Help")
         self.about_action = QAction(f"&About {APP_NAME}", self)
         self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
         self.about_action.triggered.connect(self.show_about)
         help_menu.addAction(self.about_action)
 
+    def _fill_recent_menu(self) -> None:
+        menu = self.recent_menu
+        menu.clear()
+        files = self.settings.recent_files
+        for number, name in enumerate(files, start=1):
+            path = Path(name)
+            label = f"&{number} {path.name}" if number < 10 else path.name
+            action = menu.addAction(label)
+            action.setToolTip(str(path))
+            action.setStatusTip(str(path))
+            action.triggered.connect(lambda _checked=False, p=path: self.open_path(p))
+        if not files:
+            menu.addAction("No recent files").setEnabled(False)
+        menu.addSeparator()
+        clear = menu.addAction("Clear Recent Files")
+        clear.setEnabled(bool(files))
+        clear.triggered.connect(self._clear_recent)
+
+    def _clear_recent(self) -> None:
+        self.settings.clear_recent_files()
+        self.settings.save()
+
     def _build_status_bar(self) -> None:
         self.file_label = QLabel(self)
         self.size_label = QLabel(self)
+        self.load_status = LoadStatus(self.loader, self)
         status = self.statusBar()
         status.addWidget(self.file_label, 1)
+        status.addPermanentWidget(self.load_status)
+        self.compute_label = QLabel(self)
+        self.analysis_view.status_changed.connect(self.compute_label.setText)
+        status.addPermanentWidget(self.compute_label)
         status.addPermanentWidget(self.size_label)
 
     def _fit_table_columns(self) -> None:
-        """Size columns to a sample of their contents (never scanning every row)."""
-        view = self.table_view
+        """Size columns to a sample of their contents: the first 100 rows and 100 spread
+        over the rest (Qt's resizeColumnToContents takes seconds on a million rows)."""
+        view, model = self.table_view, self.table_model
         header = view.horizontalHeader()
-        header.setResizeContentsPrecision(200)
-        metrics = view.fontMetrics()
-        for column in range(self.table_model.columnCount()):
-            view.resizeColumnToContents(column)
-            width = min(max(header.sectionSize(column), metrics.horizontalAdvance("0") * 6), 260)
-            header.resizeSection(column, width)
+        metrics, header_metrics = view.fontMetrics(), header.fontMetrics()
+        rows = model.rowCount()
+        sample = sorted(set(range(min(rows, 100))) | {
+            int(i) for i in np.linspace(0, rows - 1, num=min(rows, 100))} if rows else set())
+        padding = 2 * view.style().pixelMetric(view.style().PixelMetric.PM_FocusFrameHMargin) + 14
+        for column in range(model.columnCount()):
+            texts = [model.data(model.index(row, column)) or "" for row in sample]
+            title = str(model.headerData(column, Qt.Orientation.Horizontal) or "")
+            width = max([metrics.horizontalAdvance(t) for t in texts] or [0]) + padding
+            width = max(width, header_metrics.horizontalAdvance(title) + padding + 8)
+            header.resizeSection(column, min(max(width, metrics.horizontalAdvance("0") * 6), 260))
 
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
@@ -217,10 +502,63 @@ class MainWindow(QMainWindow):
             self._size_docks()
 
     def _size_docks(self) -> None:
-        """Column list as wide as its contents need, plots a quarter: the table gets the rest."""
+        """Column list as wide as its contents need (at most a fifth), controls ~330 px:
+        the plots get the rest."""
         width = self.width()
-        columns = min(max(self.columns_panel.preferred_width(), 220), int(width * 0.3))
-        plots = min(max(int(width * 0.24), 280), 440)
+        columns = min(max(self.columns_panel.preferred_width(), 220), int(width * 0.2))
+        controls = min(max(int(width * 0.24), 300), 360)
         self.resizeDocks(
-            [self.columns_dock, self.plots_dock], [columns, plots], Qt.Orientation.Horizontal
+            [self.columns_dock, self.analysis_dock], [columns, controls],
+            Qt.Orientation.Horizontal,
         )
+
+    # -- analysis view ----------------------------------------------------------------
+
+    def show_view(self, view: str) -> None:
+        """Show "data", "analysis", or one analysis plot filling the tab ("utility",
+        "tradeoff")."""
+        if view == "data":
+            self.tabs.setCurrentWidget(self.table_view)
+            return
+        self.analysis_view.focus(view)
+        self.tabs.setCurrentWidget(self.analysis_view)
+
+    def _build_analysis_actions(self) -> None:
+        """Ctrl+1 / Ctrl+2 switch tabs, Ctrl+E focuses ε; listed first in the View menu."""
+        self.analysis_tab_action = QAction("&Analysis", self)
+        self.analysis_tab_action.setShortcut(QKeySequence("Ctrl+1"))
+        self.analysis_tab_action.triggered.connect(lambda: self.show_view("analysis"))
+        self.data_tab_action = QAction("&Data", self)
+        self.data_tab_action.setShortcut(QKeySequence("Ctrl+2"))
+        self.data_tab_action.triggered.connect(lambda: self.show_view("data"))
+        self.focus_epsilon_action = QAction("Set &ε…", self)
+        self.focus_epsilon_action.setShortcut(QKeySequence("Ctrl+E"))
+        self.focus_epsilon_action.setStatusTip("Type a privacy budget ε")
+        self.focus_epsilon_action.triggered.connect(self._focus_epsilon)
+        actions = [self.analysis_tab_action, self.data_tab_action, self.focus_epsilon_action]
+        view_menu = next((a.menu() for a in self.menuBar().actions()
+                          if a.text().replace("&", "") == "View"), None)
+        if view_menu is not None:
+            first = view_menu.actions()[0] if view_menu.actions() else None
+            view_menu.insertActions(first, actions)
+            view_menu.insertSeparator(first)
+        else:
+            self.addActions(actions)
+
+    def _focus_epsilon(self) -> None:
+        self.analysis_dock.show()
+        self.analysis_panel.focus_epsilon()
+
+    def _follow_column_selection(self) -> None:
+        """Selecting a column in the column list selects it for analysis."""
+        table = getattr(self.schema_panel, "table", None)
+        model = getattr(self.schema_panel, "model", None)
+        if table is None or model is None or not hasattr(model, "rows"):
+            return
+
+        def current(index: Any, _previous: Any = None) -> None:
+            rows = model.rows()
+            if index.isValid() and 0 <= index.row() < len(rows):
+                self.session.set_column(rows[index.row()].name)
+
+        table.selectionModel().currentRowChanged.connect(current)

@@ -1,17 +1,22 @@
-"""The two result plots, empty until a column and a mechanism are chosen."""
+"""Shared plot helpers: a legible base plot, log-axis ticks, the empty-state hint.
+
+The analysis plots themselves live in :mod:`dpstudio.ui.utility_plot`,
+:mod:`dpstudio.ui.tradeoff_plot` and :mod:`dpstudio.ui.result_panel`.
+"""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtGui import QFont
 
-from dpstudio.ui.style import GRID_ALPHA, MUTED, REFERENCE_PEN, TEXT, configure_pyqtgraph
+from dpstudio.ui import style
+from dpstudio.ui.style import GRID_ALPHA, MUTED, TEXT, configure_pyqtgraph
 
 HINT = "Choose a column and a mechanism"
-EPSILON_RANGE = (0.01, 10.0)
+EPSILON_RANGE = (0.01, 100.0)
+AXIS_FONT_PT = 10
+TITLE_SIZE = "11pt"
 
 UTILITY_TOOLTIP = (
     "Expected error of the released statistic at each privacy budget ε: "
@@ -23,92 +28,100 @@ TRADEOFF_TOOLTIP = (
 )
 
 
-def _base_plot(title: str, x_label: str, y_label: str, tooltip: str) -> pg.PlotWidget:
+def foreground() -> str:
+    """Text colour of plots in the current palette (light or dark)."""
+    current = getattr(style, "current_palette", None)
+    return current().plot_foreground if current is not None else TEXT
+
+
+def muted() -> str:
+    current = getattr(style, "current_palette", None)
+    return current().plot_muted if current is not None else MUTED
+
+
+def style_plot(widget: pg.PlotWidget, title: str, x_label: str, y_label: str,
+               tooltip: str) -> None:
+    """Titles, labels, grid and fonts legible at 1400×900; no mouse zoom (a presenter view)."""
     configure_pyqtgraph()
-    widget = pg.PlotWidget()
     widget.setToolTip(tooltip)
-    widget.setTitle(title, color=TEXT, size="11pt")
+    text = foreground()
+    widget.setTitle(title, color=text, size=TITLE_SIZE)
     item = widget.getPlotItem()
-    item.setLabel("bottom", x_label)
-    item.setLabel("left", y_label)
+    font = QFont()
+    font.setPointSize(AXIS_FONT_PT - 1)
+    for side in ("bottom", "left"):
+        axis = item.getAxis(side)
+        axis.setTickFont(font)
+        axis.setTextPen(pg.mkPen(text))
+    item.setLabel("bottom", x_label, **{"font-size": f"{AXIS_FONT_PT}pt", "color": text})
+    item.setLabel("left", y_label, **{"font-size": f"{AXIS_FONT_PT}pt", "color": text})
     item.showGrid(x=True, y=True, alpha=GRID_ALPHA)
     item.hideButtons()
     item.setMenuEnabled(False)
     widget.setMouseEnabled(x=False, y=False)
-    widget.setMinimumSize(220, 200)
-    return widget
+    widget.setMinimumSize(260, 220)
 
 
-def _hint(widget: pg.PlotWidget, x: float, y: float) -> pg.TextItem:
-    text = pg.TextItem(HINT, color=MUTED, anchor=(0.5, 0.5), fill=pg.mkBrush(255, 255, 255, 235))
-    text.setPos(x, y)
-    widget.addItem(text)
-    return text
+def add_hint(widget: pg.PlotWidget, x: float, y: float, text: str = HINT) -> pg.TextItem:
+    item = pg.TextItem(text, color=muted(), anchor=(0.5, 0.5),
+                       fill=pg.mkBrush(255, 255, 255, 235))
+    item.setPos(x, y)
+    item.textItem.setTextWidth(240)
+    item.setZValue(100)
+    widget.addItem(item, ignoreBounds=True)
+    return item
 
 
 def epsilon_ticks(lo: float, hi: float) -> list[list[tuple[float, str]]]:
     """Log-axis ticks (positions in log10 units): labelled decades, unlabelled 2…9 minors."""
-    major, minor = [], []
+    return decade_ticks(lo, hi)
+
+
+def _number(v: float) -> str:
+    if v >= 1e4 or v < 1e-3:
+        mantissa, exponent = f"{v:.0e}".split("e")
+        return f"{mantissa}e{int(exponent)}"
+    return f"{v:g}"
+
+
+def decade_ticks(lo: float, hi: float) -> list[list[tuple[float, str]]]:
+    """Ticks for a log10 axis spanning [lo, hi] (values, not logs): labelled decades and
+    unlabelled 2…9 minors; with less than two decades, 2 and 5 are labelled too."""
+    lo, hi = float(lo), float(hi)
+    major: list[tuple[float, str]] = []
+    minor: list[tuple[float, str]] = []
+    few = np.log10(hi / lo) < 2.2
     for exponent in range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1):
         decade = 10.0**exponent
         if lo <= decade <= hi:
-            major.append((float(exponent), f"{decade:g}"))
+            major.append((float(exponent), _number(decade)))
         for k in range(2, 10):
-            if lo <= k * decade <= hi:
-                minor.append((float(np.log10(k * decade)), ""))
+            v = k * decade
+            if lo <= v <= hi:
+                if few and k in (2, 5):
+                    major.append((float(np.log10(v)), _number(v)))
+                else:
+                    minor.append((float(np.log10(v)), ""))
     return [major, minor]
 
 
-def make_utility_plot() -> pg.PlotWidget:
-    """Error against ε on a log axis."""
-    widget = _base_plot("Privacy–utility", "ε (log scale)", "error", UTILITY_TOOLTIP)
-    widget.setLogMode(x=True, y=False)
-    lo, hi = np.log10(EPSILON_RANGE)
-    widget.getPlotItem().getAxis("bottom").setTicks(epsilon_ticks(*EPSILON_RANGE))
-    # Extra room on the left: with a grid, pyqtgraph hides labels that cross the axis end.
-    widget.setXRange(lo - 0.2, hi + 0.2, padding=0)
-    widget.setYRange(0.0, 1.0, padding=0.04)
-    widget.hint = _hint(widget, (lo + hi) / 2, 0.5)
-    return widget
+def linear_ticks(lo: float, hi: float, target: int = 6) -> list[list[tuple[float, str]]]:
+    """Nice ticks for a linear axis, labelled with up to 4 significant digits."""
+    span = max(hi - lo, 1e-300)
+    raw = span / target
+    mag = 10 ** np.floor(np.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    start = np.ceil(lo / step) * step
+    values = np.arange(start, hi + step * 0.5, step)
+    return [[(float(v), f"{v:.4g}") for v in values], []]
 
 
-def make_tradeoff_plot() -> pg.PlotWidget:
-    """Type II against type I error on the unit square, with random guessing as reference."""
-    widget = _base_plot(
-        "Trade-off",
-        "Type I error α (false alarm)",
-        "Type II error β (missed detection)",
-        TRADEOFF_TOOLTIP,
-    )
-    widget.setXRange(0.0, 1.0, padding=0.04)
-    widget.setYRange(0.0, 1.0, padding=0.04)
-    # The legend sits in the empty corner above the diagonal; future curves join it.
-    widget.addLegend(
-        offset=(-6, 6),
-        labelTextColor=MUTED,
-        labelTextSize="9pt",
-        brush=pg.mkBrush(255, 255, 255, 230),
-        pen=pg.mkPen("#d0d7de"),
-    )
-    diagonal = pg.PlotDataItem(
-        [0.0, 1.0], [1.0, 0.0], pen=REFERENCE_PEN, name="random guessing (β = 1 − α)"
-    )
-    diagonal.setToolTip("β = 1 − α: an attacker who guesses at random")
-    widget.addItem(diagonal)
-    widget.diagonal = diagonal
-    widget.hint = _hint(widget, 0.5, 0.5)
-    return widget
-
-
-class PlotPanel(QWidget):
-    """Privacy–utility above, trade-off below."""
-
-    def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        self.utility_plot = make_utility_plot()
-        self.tradeoff_plot = make_tradeoff_plot()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.setSpacing(6)
-        layout.addWidget(self.utility_plot, 1)
-        layout.addWidget(self.tradeoff_plot, 1)
+def bottom_legend(widget: pg.PlotWidget, columns: int = 2) -> pg.LegendItem:
+    """A legend under the x axis (inside the plot widget, so exports include it), laid out
+    in ``columns`` columns, that never hides data."""
+    legend = pg.LegendItem(offset=None, colCount=columns, labelTextColor=foreground(),
+                           labelTextSize="8pt", frame=False, horSpacing=14, verSpacing=-4)
+    item = widget.getPlotItem()
+    item.layout.addItem(legend, 4, 1)
+    item.legend = legend
+    return legend

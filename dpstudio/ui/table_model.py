@@ -30,7 +30,8 @@ class DataFrameModel(QAbstractTableModel):
     def __init__(self, frame: pd.DataFrame | None = None, parent: Any = None) -> None:
         super().__init__(parent)
         self._frame = pd.DataFrame()
-        self._columns: list[np.ndarray] = []
+        self._n_rows = 0
+        self._columns: list[Any] = []
         self._numeric: list[bool] = []
         self._names: list[str] = []
         if frame is not None:
@@ -43,6 +44,7 @@ class DataFrameModel(QAbstractTableModel):
     def set_frame(self, frame: pd.DataFrame) -> None:
         self.beginResetModel()
         self._frame = frame
+        self._n_rows = int(frame.shape[0])
         self._names = [str(c) for c in frame.columns]
         self._columns, self._numeric = [], []
         for j in range(frame.shape[1]):
@@ -50,7 +52,11 @@ class DataFrameModel(QAbstractTableModel):
             numeric = ptypes.is_numeric_dtype(series.dtype) and not ptypes.is_bool_dtype(
                 series.dtype
             )
-            if numeric and series.hasnans:
+            if isinstance(series.dtype, pd.StringDtype):
+                # Indexed in place: turning a million strings into Python objects up front
+                # would hold the UI thread for a good fraction of a second.
+                values = series.array
+            elif numeric and series.hasnans:
                 values = series.to_numpy(dtype=np.float64, na_value=np.nan)
             else:
                 values = series.to_numpy()
@@ -61,7 +67,7 @@ class DataFrameModel(QAbstractTableModel):
     # -- QAbstractTableModel ------------------------------------------------------------
 
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else int(self._frame.shape[0])
+        return 0 if parent.isValid() else self._n_rows
 
     def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._columns)

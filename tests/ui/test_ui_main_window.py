@@ -52,14 +52,11 @@ def test_window_shows_the_whole_survey(window):
 
 
 def test_column_list_shows_types_and_declared_domains(window):
-    tree = window.columns_panel.tree
-    rows = {
-        tree.topLevelItem(i).text(0): (tree.topLevelItem(i).text(1), tree.topLevelItem(i).text(2))
-        for i in range(tree.topLevelItemCount())
-    }
-    assert rows["age"] == ("numeric", "18 – 100")
-    assert rows["faculty"] == ("categorical", "6 categories")
-    assert rows["cheated_on_exam"] == ("yes/no", "yes, no")
+    panel = window.schema_panel
+    assert panel.cell_texts("age")[1:] == ("numeric", "18 – 100")
+    assert panel.cell_texts("faculty")[1:] == (
+        "categorical", "Arts, Business, Engineering, Law, Medicine, Science")
+    assert panel.cell_texts("cheated_on_exam")[1:] == ("yes/no", "yes, no")
 
 
 def test_undeclared_columns_say_so(qtbot, tmp_path):
@@ -67,32 +64,37 @@ def test_undeclared_columns_say_so(qtbot, tmp_path):
     pd.DataFrame({"age": [30, 41, 52], "region": ["N", "S", "N"]}).to_csv(path, index=False)
     win = MainWindow(open_dataset(path))
     qtbot.addWidget(win)
-    tree = win.columns_panel.tree
-    assert [tree.topLevelItem(i).text(2) for i in range(2)] == ["undeclared", "undeclared"]
-    assert tree.topLevelItem(0).font(1).italic()  # a guessed type
+    panel = win.schema_panel
+    assert [panel.cell_texts(c)[2] for c in ("age", "region")] == ["undeclared", "undeclared"]
+    guessed = panel.model.data(panel.model.index(0, 1), Qt.ItemDataRole.FontRole)
+    assert guessed.italic()  # a guessed type
 
 
-def test_open_malformed_file_shows_error_and_keeps_data(window, monkeypatch, errors, tmp_path):
+def test_open_malformed_file_shows_error_and_keeps_data(qtbot, window, monkeypatch, errors,
+                                                         tmp_path):
     before = window.dataset
     bad = tmp_path / "broken.csv"
     bad.write_text("a,b,c\n1,2,3\n4,5,6,7\n", encoding="utf-8")
     _choose_file(monkeypatch, bad)
-    window.open_action.trigger()
+    window.open_action.trigger()  # loads in the background
+    qtbot.waitUntil(lambda: bool(errors), timeout=5000)
     assert errors == ["broken.csv: line 3 has 4 fields, expected 3"]
     assert window.dataset is before
     assert window.table_model.rowCount() == 2000
     assert window.windowTitle() == "DP Studio — survey.csv"
 
 
-def test_open_good_file_and_sample(window, monkeypatch, errors, tmp_path):
+def test_open_good_file_and_sample(qtbot, window, monkeypatch, errors, tmp_path):
     good = tmp_path / "tiny.tsv"
     good.write_text("x\ty\n1\t2\n3\t4\n", encoding="utf-8")
     _choose_file(monkeypatch, good)
-    window.open_action.trigger()
+    with qtbot.waitSignal(window.dataset_changed, timeout=5000):
+        window.open_action.trigger()
     assert errors == []
     assert window.windowTitle() == "DP Studio — tiny.tsv"
     assert window.table_model.rowCount() == 2
-    window.sample_actions["health"].trigger()
+    with qtbot.waitSignal(window.dataset_changed, timeout=5000):
+        window.sample_actions["health"].trigger()
     assert window.dataset.name == "health.csv"
     assert window.table_model.rowCount() == 3000
 
@@ -109,7 +111,8 @@ def test_menus_and_shortcuts(window):
     assert window.quit_action.shortcut() == QKeySequence("Ctrl+Q")
     assert set(window.sample_actions) == {"survey", "health"}
     titles = [a.text() for a in window.menuBar().actions()]
-    assert titles == ["&File", "&Help"]
+    assert titles[0] == "&File" and titles[-1] == "&Help"
+    assert {"&View", "&Tools"} <= set(titles)
 
 
 def test_empty_plots_are_labelled(window):

@@ -1,0 +1,389 @@
+"""The analysis controls: trust model, column and query, mechanism and its generated form,
+the privacy budget (ε slider and spin box, δ), and the trade-off view's options.
+
+Every control writes to the :class:`~dpstudio.ui.session.Session` and redraws from it when
+it changes; nothing here knows a mechanism by name (forms come from the registry).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QFrame,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSlider,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from dpstudio.ui.budget_panel import BudgetPanel
+from dpstudio.ui.param_form import LogSliderSpin, ParamForm, ScientificSpinBox
+from dpstudio.ui.session import (
+    DELTA_RANGE,
+    EPS_RANGE,
+    GLOSSARY,
+    METRICS,
+    QUERY_LABELS,
+    QUERY_PARAMS,
+    TRUST_MODELS,
+    Session,
+)
+from dpstudio.ui.style import MUTED
+
+__all__ = ["AnalysisPanel"]
+
+CONFIDENCES = (0.8, 0.9, 0.95, 0.99)
+STRUCTURE = {"dataset", "column", "schema", "trust_model", "query", "query_params",
+             "mechanism", "refresh"}
+
+
+def _dot(colour: str, size: int = 10) -> QIcon:
+    pix = QPixmap(size, size)
+    pix.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pix)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setBrush(QColor(colour))
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.drawEllipse(0, 0, size, size)
+    painter.end()
+    return QIcon(pix)
+
+
+def _muted(text: str = "", parent: QWidget | None = None) -> QLabel:
+    label = QLabel(text, parent)
+    label.setWordWrap(True)
+    label.setStyleSheet(f"color: {MUTED}; font-size: 9pt;")
+    return label
+
+
+class AnalysisPanel(QScrollArea):
+    """The right-hand controls; reads and writes one :class:`Session`."""
+
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        body = QWidget(self)
+        self.setWidget(body)
+        outer = QVBoxLayout(body)
+        outer.setContentsMargins(6, 4, 6, 6)
+        outer.setSpacing(4)
+
+        self.problem_label = QLabel(body)
+        self.problem_label.setWordWrap(True)
+        self.problem_label.setStyleSheet(
+            "background:#fff4e5; border:1px solid #f0c36d; border-radius:4px; padding:6px;"
+            "color:#7a4a00;")
+        self.problem_label.hide()
+        outer.addWidget(self.problem_label)
+
+        outer.addWidget(self._trust_box(body))
+        outer.addWidget(self._query_box(body))
+        outer.addWidget(self._mechanism_box(body))
+        outer.addWidget(self._budget_box(body))
+        outer.addWidget(self._view_box(body))
+        budget = QGroupBox("Budget (this session)", body)
+        budget.setToolTip("The session's privacy budget for this dataset")
+        budget_layout = QVBoxLayout(budget)
+        budget_layout.setContentsMargins(2, 2, 2, 2)
+        self.budget_panel = BudgetPanel(session, budget)
+        budget_layout.addWidget(self.budget_panel)
+        outer.addWidget(budget)
+        outer.addStretch(1)
+
+        session.changed.connect(self._on_changed)
+        self._on_changed("refresh")
+
+    # -- construction -------------------------------------------------------------------
+
+    def _trust_box(self, parent: QWidget) -> QGroupBox:
+        box = QGroupBox("Trust model", parent)
+        box.setToolTip(GLOSSARY["trust"])
+        layout = QVBoxLayout(box)
+        row = QGridLayout()
+        row.setSpacing(4)
+        self.trust_group = QButtonGroup(box)
+        self.trust_group.setExclusive(True)
+        self.trust_buttons: dict[str, QPushButton] = {}
+        for i, (name, meta) in enumerate(TRUST_MODELS.items()):
+            button = QPushButton(_dot(meta["colour"]), meta["label"], box)
+            button.setCheckable(True)
+            button.setToolTip(meta["tooltip"])
+            button.setStyleSheet(  # palette-relative: readable in light and dark palettes
+                "QPushButton { padding: 4px 6px; background: palette(button);"
+                " color: palette(button-text); border: 1px solid palette(mid);"
+                " border-radius: 4px; }"
+                "QPushButton:disabled { color: palette(mid); }"
+                f"QPushButton:checked {{ font-weight: bold; border: 2px solid {meta['colour']};"
+                " }")
+            button.setMinimumWidth(0)
+            button.clicked.connect(lambda _c=False, n=name: self.session.set_trust_model(n))
+            self.trust_group.addButton(button)
+            self.trust_buttons[name] = button
+            row.addWidget(button, i // 2, i % 2)
+        layout.addLayout(row)
+        self.trust_text = _muted("", box)
+        layout.addWidget(self.trust_text)
+        return box
+
+    def _query_box(self, parent: QWidget) -> QGroupBox:
+        box = QGroupBox("Column and query", parent)
+        form = QFormLayout(box)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.column_combo = QComboBox(box)
+        self.column_combo.setToolTip("The column to release a statistic about")
+        self.column_combo.activated.connect(
+            lambda i: self.session.set_column(self.column_combo.itemData(i)))
+        form.addRow("Column", self.column_combo)
+        self.domain_label = QLabel(box)
+        self.domain_label.setWordWrap(True)
+        self.domain_label.setToolTip(GLOSSARY["sensitivity"])
+        form.addRow("Declared", self.domain_label)
+        self.query_combo = QComboBox(box)
+        self.query_combo.setToolTip(GLOSSARY["query"])
+        self.query_combo.activated.connect(
+            lambda i: self.session.set_query(self.query_combo.itemData(i)))
+        form.addRow("Query", self.query_combo)
+        self.query_form = ParamForm(box)
+        self.query_form.value_changed.connect(self.session.set_query_param)
+        form.addRow(self.query_form)
+        return box
+
+    def _mechanism_box(self, parent: QWidget) -> QGroupBox:
+        box = QGroupBox("Mechanism", parent)
+        box.setToolTip(GLOSSARY["mechanism"])
+        layout = QVBoxLayout(box)
+        self.mechanism_combo = QComboBox(box)
+        self.mechanism_combo.activated.connect(
+            lambda i: self.session.set_mechanism(self.mechanism_combo.itemData(i)))
+        layout.addWidget(self.mechanism_combo)
+        self.mechanism_text = _muted("", box)
+        layout.addWidget(self.mechanism_text)
+        self.param_form = ParamForm(box)
+        self.param_form.value_changed.connect(self.session.set_param)
+        layout.addWidget(self.param_form)
+        return box
+
+    def _budget_box(self, parent: QWidget) -> QGroupBox:
+        box = QGroupBox("Privacy budget", parent)
+        form = QFormLayout(box)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.epsilon = LogSliderSpin(*EPS_RANGE, self.session.epsilon, parent=box)
+        self.epsilon.setToolTip(GLOSSARY["epsilon"])
+        self.epsilon.value_changed.connect(self.session.set_epsilon)
+        eps_label = QLabel("ε", box)
+        eps_label.setToolTip(GLOSSARY["epsilon"])
+        eps_label.setBuddy(self.epsilon.spin)
+        form.addRow(eps_label, self.epsilon)
+        self.delta = ScientificSpinBox(box)
+        self.delta.setRange(*DELTA_RANGE)
+        self.delta.setValue(self.session.delta)
+        self.delta.setToolTip(GLOSSARY["delta"])
+        self.delta.valueChanged.connect(self.session.set_delta)
+        self.delta_hint = _muted("", box)
+        delta_row = QHBoxLayout()
+        delta_row.addWidget(self.delta)
+        delta_row.addWidget(self.delta_hint, 1)
+        delta_label = QLabel("δ", box)
+        delta_label.setToolTip(GLOSSARY["delta"])
+        form.addRow(delta_label, delta_row)
+        self.relation_combo = QComboBox(box)
+        for relation, text in (("add-remove", "add or remove one person"),
+                               ("replace", "replace one person's value")):
+            self.relation_combo.addItem(text, relation)
+        self.relation_combo.setToolTip(GLOSSARY["relation"] + " Applies to the central model "
+                                       "(also where it is drawn for comparison).")
+        self.relation_combo.activated.connect(
+            lambda i: self.session.set_relation(self.relation_combo.itemData(i)))
+        relation_label = QLabel("Neighbours", box)
+        relation_label.setToolTip(GLOSSARY["relation"])
+        form.addRow(relation_label, self.relation_combo)
+        self.confidence_combo = QComboBox(box)
+        for c in CONFIDENCES:
+            self.confidence_combo.addItem(f"{c:.0%}", c)
+        self.confidence_combo.setToolTip(GLOSSARY["confidence"])
+        self.confidence_combo.activated.connect(
+            lambda i: self.session.set_confidence(self.confidence_combo.itemData(i)))
+        form.addRow("Confidence", self.confidence_combo)
+        return box
+
+    def _view_box(self, parent: QWidget) -> QGroupBox:
+        box = QGroupBox("Views", parent)
+        form = QFormLayout(box)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.k_slider = QSlider(Qt.Orientation.Horizontal, box)
+        self.k_slider.setRange(1, 100)
+        self.k_spin = QSpinBox(box)
+        self.k_spin.setRange(1, 100)
+        self.k_spin.setKeyboardTracking(False)
+        for w in (self.k_slider, self.k_spin):
+            w.setToolTip(GLOSSARY["compositions"])
+            w.valueChanged.connect(self.session.set_compositions)
+        k_row = QHBoxLayout()
+        k_row.addWidget(self.k_slider, 1)
+        k_row.addWidget(self.k_spin)
+        k_label = QLabel("Releases k", box)
+        k_label.setToolTip(GLOSSARY["compositions"])
+        form.addRow(k_label, k_row)
+        self.metric_combo = QComboBox(box)
+        self.metric_combo.setToolTip(GLOSSARY["metric"])
+        self.metric_combo.activated.connect(
+            lambda i: self.session.set_metric(self.metric_combo.itemData(i)))
+        form.addRow("Error", self.metric_combo)
+        self.hide_true = QCheckBox("Hide true values", box)
+        self.hide_true.setToolTip(GLOSSARY["hide_true"])
+        self.hide_true.toggled.connect(self.session.set_hide_true)
+        form.addRow(self.hide_true)
+        return box
+
+    # -- refresh from the session ------------------------------------------------------
+
+    def focus_epsilon(self) -> None:
+        self.epsilon.spin.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.epsilon.spin.selectAll()
+
+    def _on_changed(self, aspect: str) -> None:
+        s = self.session
+        if aspect == "epsilon":  # the hot path of a slider drag: only what ε changes
+            self.epsilon.set_value(s.epsilon)
+            return
+        widgets = [self.column_combo, self.query_combo, self.mechanism_combo, self.delta,
+                   self.relation_combo, self.confidence_combo, self.k_slider, self.k_spin,
+                   self.metric_combo, self.hide_true]
+        for w in widgets:
+            w.blockSignals(True)
+        try:
+            if aspect in STRUCTURE:
+                self._refresh_structure()
+            if aspect in STRUCTURE or aspect == "params":
+                self.param_form.set_values(s.params)
+            if aspect in STRUCTURE or aspect == "query_params":
+                self.query_form.set_values(s.query_params)
+            self.epsilon.set_value(s.epsilon)
+            self.delta.setValue(s.delta)
+            self._refresh_delta()
+            self.relation_combo.setCurrentIndex(max(self.relation_combo.findData(s.relation),
+                                                    0))
+            self.relation_combo.setEnabled(s.trust_model == "central")
+            self.confidence_combo.setCurrentIndex(
+                max(self.confidence_combo.findData(s.confidence), 0))
+            self.k_slider.setValue(s.compositions)
+            self.k_spin.setValue(s.compositions)
+            self.hide_true.setChecked(s.hide_true)
+            self._refresh_metrics()
+            problem = s.problem()
+            self.problem_label.setText(problem or "")
+            self.problem_label.setVisible(bool(problem) and s.dataset is not None)
+        finally:
+            for w in widgets:
+                w.blockSignals(False)
+
+    def _refresh_structure(self) -> None:
+        s = self.session
+        for name, button in self.trust_buttons.items():
+            available = s.trust_model_available(name) if s.queries() else name == "central"
+            button.setEnabled(available)
+            button.setChecked(name == s.trust_model)
+            tip = TRUST_MODELS[name]["tooltip"]
+            if not available:
+                tip += "\nNo mechanism of this trust model answers a query on this column yet."
+            button.setToolTip(tip)
+        self.trust_text.setText(TRUST_MODELS[s.trust_model]["explanation"])
+
+        self.column_combo.clear()
+        for spec in s.analysable_columns():
+            self.column_combo.addItem(f"{spec.name}  ({spec.type.label})", spec.name)
+        self.column_combo.setCurrentIndex(max(self.column_combo.findData(s.column), 0))
+        self.domain_label.setText(self._domain_text())
+
+        self.query_combo.clear()
+        model = self.query_combo.model()
+        for i, q in enumerate(s.queries()):
+            self.query_combo.addItem(QUERY_LABELS.get(q, q), q)
+            if not s.query_available(q):
+                item = model.item(i)
+                item.setEnabled(False)
+                item.setToolTip(f"No {s.trust_model}-model mechanism answers this query")
+        self.query_combo.setCurrentIndex(max(self.query_combo.findData(s.query), 0))
+        numeric = s.column_kind == "numeric"
+        query_params = QUERY_PARAMS.get(s.query, ()) if numeric else ()
+        self.query_form.set_params(query_params, s.query_params)
+
+        self.mechanism_combo.clear()
+        for info in s.mechanisms():
+            self.mechanism_combo.addItem(info.label, info.name)
+            self.mechanism_combo.setItemData(self.mechanism_combo.count() - 1,
+                                             info.description, Qt.ItemDataRole.ToolTipRole)
+        self.mechanism_combo.setEnabled(self.mechanism_combo.count() > 0)
+        self.mechanism_combo.setCurrentIndex(
+            max(self.mechanism_combo.findData(s.mechanism), 0))
+        info = s.info
+        self.mechanism_text.setText(info.description if info else
+                                    "No mechanism for this combination yet.")
+        params = [p for p in info.params if p.name not in ("epsilon", "delta")] if info else []
+        self.param_form.set_params(params, s.params)
+
+    def _domain_text(self) -> str:
+        s = self.session
+        spec = s.spec
+        if spec is None:
+            return "—"
+        where = "declared in the schema" if (s.dataset and s.dataset.is_declared(spec.name)) \
+            else "not declared (type guessed)"
+        if spec.bounds is not None:
+            return f"{spec.lower:g} to {spec.upper:g} · {where}"
+        if spec.categories:
+            cats = ", ".join(spec.categories[:6]) + (" …" if len(spec.categories) > 6 else "")
+            return f"{cats} · {where}"
+        return f"<span style='color:#b45309'>nothing declared</span> · {where}"
+
+    def _refresh_delta(self) -> None:
+        s = self.session
+        needs = s.needs_delta
+        self.delta.setEnabled(needs)
+        n = s.n
+        if not needs:
+            self.delta_hint.setText("not used: pure ε-DP")
+        elif n and s.delta >= 1.0 / n:
+            self.delta_hint.setText(f"<span style='color:#b42318'>≥ 1/n = {1 / n:.0e}: "
+                                    "too large</span>")
+        else:
+            self.delta_hint.setText(f"1/n = {1 / n:.0e}" if n else "")
+
+    def _refresh_metrics(self) -> None:
+        s = self.session
+        wanted = s.metrics()
+        current = [self.metric_combo.itemData(i) for i in range(self.metric_combo.count())]
+        if current != wanted:
+            self.metric_combo.clear()
+            for m in wanted:
+                self.metric_combo.addItem(METRICS[m], m)
+        self.metric_combo.setCurrentIndex(max(self.metric_combo.findData(s.metric), 0))
+
+    def values(self) -> dict[str, Any]:
+        """What the controls show (tests)."""
+        return {
+            "trust_model": next((n for n, b in self.trust_buttons.items() if b.isChecked()),
+                                None),
+            "column": self.column_combo.currentData(),
+            "query": self.query_combo.currentData(),
+            "mechanism": self.mechanism_combo.currentData(),
+            "epsilon": self.epsilon.value(),
+            "delta": self.delta.value(),
+            "params": self.param_form.values(),
+        }

@@ -1,0 +1,200 @@
+"""The "Analysis" tab: privacy–utility and trade-off plots above, result preview and budget
+below, and the Monte-Carlo progress strip with its Cancel button.
+
+It connects an :class:`~dpstudio.ui.session.Analysis` (the jobs) to the plots; the
+controls live in :class:`~dpstudio.ui.analysis_panel.AnalysisPanel`.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from dpstudio.ui.result_panel import ResultPanel
+from dpstudio.ui.session import Analysis, Session
+from dpstudio.ui.style import MUTED
+from dpstudio.ui.tradeoff_plot import TradeoffPlot
+from dpstudio.ui.utility_plot import UtilityPlot
+
+__all__ = ["VIEWS", "AnalysisView"]
+
+#: Names accepted by :meth:`AnalysisView.focus` (and ``--view`` for screenshots).
+VIEWS = ("analysis", "utility", "tradeoff")
+
+JOB_NAMES = {"lines": "error curves", "montecarlo": "Monte-Carlo simulation",
+             "compare": "protocol comparisons",
+             "tradeoff": "trade-off curves", "preview": "simulated release"}
+
+
+class AnalysisView(QWidget):
+    """Plots and preview for one session; ``status_changed`` says what is computing."""
+
+    status_changed = Signal(str)
+
+    def __init__(self, session: Session, analysis: Analysis,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session, self.analysis = session, analysis
+        self.utility_plot = UtilityPlot(self)
+        self.tradeoff_plot = TradeoffPlot(self)
+        self.result_panel = ResultPanel(self)
+
+        # Progress of the Monte-Carlo job, under the utility plot.
+        self.progress_bar = QProgressBar(self)
+        self.progress_bar.setRange(0, 1000)
+        self.progress_bar.setMaximumHeight(16)
+        self.progress_bar.setTextVisible(False)
+        self.progress_text = QLabel(self)
+        self.progress_text.setStyleSheet(f"color: {MUTED};")
+        self.cancel_button = QPushButton("Cancel", self)
+        self.cancel_button.setToolTip("Stop the Monte-Carlo simulation (analytic curves stay)")
+        self.cancel_button.clicked.connect(analysis.cancel_montecarlo)
+        self.recompute_button = QPushButton("Simulate", self)
+        self.recompute_button.setToolTip("Run the Monte-Carlo simulation again")
+        self.recompute_button.clicked.connect(analysis.recompute_montecarlo)
+        self.progress_strip = QWidget(self)
+        strip = QHBoxLayout(self.progress_strip)
+        strip.setContentsMargins(6, 0, 6, 2)
+        strip.addWidget(self.progress_text)
+        strip.addWidget(self.progress_bar, 1)
+        strip.addWidget(self.cancel_button)
+        strip.addWidget(self.recompute_button)
+        self._set_progress_visible(False)
+
+        self.utility_box = QWidget(self)
+        ubox = QVBoxLayout(self.utility_box)
+        ubox.setContentsMargins(0, 0, 0, 0)
+        ubox.setSpacing(2)
+        ubox.addWidget(self.utility_plot, 1)
+        ubox.addWidget(self.progress_strip)
+
+        # Utility across the top (a wide plot), the square trade-off plot below it beside
+        # the result preview.
+        self.side = QFrame(self)
+        self.side.setFrameShape(QFrame.Shape.StyledPanel)
+        side = QVBoxLayout(self.side)
+        side.setContentsMargins(0, 0, 0, 0)
+        side.addWidget(self.result_panel)
+
+        self.bottom = QSplitter(Qt.Orientation.Horizontal, self)
+        self.bottom.addWidget(self.tradeoff_plot)
+        self.bottom.addWidget(self.side)
+        self.bottom.setChildrenCollapsible(False)
+        self.bottom.setStretchFactor(0, 1)
+        self.bottom.setStretchFactor(1, 1)
+        self.bottom.setSizes([550, 450])
+
+        self.split = QSplitter(Qt.Orientation.Vertical, self)
+        self.split.addWidget(self.utility_box)
+        self.split.addWidget(self.bottom)
+        self.split.setChildrenCollapsible(False)
+        self.split.setStretchFactor(0, 1)
+        self.split.setStretchFactor(1, 1)
+        self.split.setSizes([450, 550])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.split)
+        self.focused: str = "analysis"
+
+        analysis.lines_ready.connect(self._lines_ready)
+        analysis.points_ready.connect(self.utility_plot.set_points)
+        analysis.compare_ready.connect(lambda r: self.utility_plot.set_lines(r, add=True))
+        analysis.tradeoff_ready.connect(self._tradeoff_ready)
+        analysis.preview_ready.connect(self._preview_ready)
+        analysis.cleared.connect(self._cleared)
+        analysis.failed.connect(self._failed)
+        analysis.busy_changed.connect(self._busy_changed)
+        analysis.progress.connect(self._progress)
+        analysis.mc_cancelled.connect(self._mc_cancelled)
+        self.result_panel.draw_again.clicked.connect(analysis.draw_again)
+        session.epsilon_changed.connect(self.utility_plot.set_epsilon)
+        session.changed.connect(self._session_changed)
+        self.utility_plot.set_epsilon(session.epsilon)
+
+    # -- views -------------------------------------------------------------------------
+
+    def focus(self, view: str) -> None:
+        """Show everything ("analysis") or one plot filling the tab ("utility", "tradeoff")."""
+        if view not in VIEWS:
+            raise ValueError(f"unknown view {view!r} (choose from {', '.join(VIEWS)})")
+        self.focused = view
+        self.utility_box.setVisible(view in ("analysis", "utility"))
+        self.bottom.setVisible(view in ("analysis", "tradeoff"))
+        self.side.setVisible(view == "analysis")
+
+    def _session_changed(self, aspect: str) -> None:
+        if aspect == "hide_true":
+            self.result_panel.set_hide_true(self.session.hide_true)
+
+    # -- results -----------------------------------------------------------------------
+
+    def _lines_ready(self, result) -> None:
+        self.utility_plot.set_lines(result)
+        if self.analysis.mc_was_cancelled:
+            self.utility_plot.set_points(None)
+
+    def _tradeoff_ready(self, result) -> None:
+        self.tradeoff_plot.set_result(result, self.session.trust_model)
+
+    def _preview_ready(self, preview) -> None:
+        self.result_panel.hide_true = self.session.hide_true
+        self.result_panel.set_preview(preview, self.session.column or "")
+
+    def _cleared(self, reason: str) -> None:
+        self.utility_plot.clear_data(reason)
+        self.tradeoff_plot.clear_data(reason)
+        self.result_panel.clear_data(reason)
+        self._set_progress_visible(False)
+
+    def _failed(self, key: str, message: str) -> None:
+        if key in ("lines", "montecarlo", "compare"):
+            self.progress_text.setText(f"Could not compute the {JOB_NAMES[key]}: {message}")
+            self.progress_strip.setVisible(True)
+            self.progress_bar.hide()
+            self.cancel_button.hide()
+        elif key == "tradeoff":
+            self.tradeoff_plot.clear_data(message)
+        elif key == "preview":
+            self.result_panel.clear_data(f"Could not simulate a release: {message}")
+        self.status_changed.emit(f"{JOB_NAMES.get(key, key)}: {message}")
+
+    def _busy_changed(self, key: str, busy: bool) -> None:
+        if key == "montecarlo":
+            if busy:
+                self.progress_bar.setValue(0)
+                self.progress_text.setText("Monte-Carlo simulation…")
+                self._set_progress_visible(True)
+            elif not self.analysis.mc_was_cancelled:
+                self._set_progress_visible(False)
+            if busy:
+                self.utility_plot.set_points(None)
+        running = [JOB_NAMES[k] for k in Analysis.KEYS if k in self.analysis.busy()]
+        self.status_changed.emit(f"Computing {', '.join(running)}…" if running else "")
+
+    def _progress(self, key: str, fraction: float, message: str) -> None:
+        if key == "montecarlo":
+            self.progress_bar.setValue(int(fraction * 1000))
+            self.progress_text.setText(f"Monte-Carlo simulation {fraction:.0%}")
+
+    def _mc_cancelled(self) -> None:
+        self.progress_strip.setVisible(True)
+        self.progress_bar.hide()
+        self.cancel_button.hide()
+        self.recompute_button.show()
+        self.progress_text.setText("Simulation cancelled: the analytic curves are shown.")
+        self.utility_plot.set_points(None)
+
+    def _set_progress_visible(self, visible: bool) -> None:
+        self.progress_strip.setVisible(visible)
+        self.progress_bar.setVisible(visible)
+        self.cancel_button.setVisible(visible)
+        self.recompute_button.hide()

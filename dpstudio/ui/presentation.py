@@ -1,0 +1,258 @@
+"""Presentation mode: large type, clean plots, and a plain-language caption under each plot.
+
+:class:`PresentationMode` scales the window's font (and so every widget that inherits
+it), enlarges plot titles, axis labels, tick labels and legends, hides plot grids and the
+column dock, goes full screen if the window is on screen, and shows each plot's caption
+under it. Turning
+it off restores exactly what was there. Plots made while it is on are styled by
+:meth:`PresentationMode.refresh`.
+
+Captions: :func:`set_caption` on a plot, or a default picked by the plot's title
+(:data:`DEFAULT_CAPTIONS`).
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow
+
+from dpstudio.ui.style import current_palette, plot_widgets
+
+__all__ = ["CAPTION_PROPERTY", "DEFAULT_CAPTIONS", "PresentationMode", "caption_for",
+           "set_caption"]
+
+CAPTION_PROPERTY = "dpstudio_caption"
+
+#: Title keyword (lower case) → caption for plots that set none.
+DEFAULT_CAPTIONS: dict[str, str] = {
+    "trade-off": "An attacker who wants to tell whether Alice is in the data cannot do "
+                 "better than this curve: the closer it hugs the diagonal, the safer she is.",
+    "utility": "How far the published number is likely to be from the truth at each "
+               "privacy level ε: lower is more accurate, further left is more private.",
+    "randomized response": "Each answer is deniable, yet the estimate closes in on the true "
+                           "share as more people answer.",
+    "running estimate": "Each answer is deniable, yet the estimate closes in on the true "
+                        "share as more people answer.",
+}
+
+
+def set_caption(plot_widget: pg.PlotWidget, text: str) -> None:
+    """The caption shown under ``plot_widget`` in presentation mode."""
+    setattr(plot_widget, CAPTION_PROPERTY, str(text))
+
+
+def caption_for(plot_widget: pg.PlotWidget) -> str:
+    """The plot's own caption, else a default chosen by its title, else ""."""
+    # A Python attribute, not a Qt property: QObject.property() of an unset name drops a
+    # reference to None in PySide6 6.12.0.
+    own = getattr(plot_widget, CAPTION_PROPERTY, "")
+    if own:
+        return str(own)
+    title = (getattr(plot_widget.getPlotItem().titleLabel, "text", "") or "").lower()
+    for key, caption in DEFAULT_CAPTIONS.items():
+        if key in title:
+            return caption
+    return ""
+
+
+@dataclass
+class _PlotState:
+    """What presentation mode changed on one plot, to put it back."""
+
+    title: str | None = None
+    title_opts: dict[str, Any] = field(default_factory=dict)
+    axes: dict[str, tuple[Any, dict[str, Any]]] = field(default_factory=dict)
+    grid: tuple[bool, bool, float] = (False, False, 0.0)
+    legend_size: str | None = None
+    margins: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 1.0)
+    caption: QLabel | None = None
+
+
+class _Caption(QLabel):
+    """A caption pinned to the bottom of a plot widget, following its size."""
+
+    MARGIN = 8
+
+    def __init__(self, plot: pg.PlotWidget, text: str, point_size: float) -> None:
+        super().__init__(text, plot)
+        self.setObjectName("presentation_caption")
+        self.setWordWrap(True)
+        self.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+        font = QFont(self.font())
+        font.setPointSizeF(point_size)
+        font.setItalic(True)
+        self.setFont(font)
+        palette = current_palette()
+        self.setStyleSheet(f"color: {palette.plot_foreground}; background: transparent;")
+        self._plot = plot
+        plot.installEventFilter(self)
+        self.place()
+        self.show()
+
+    def place(self) -> int:
+        """Fit the caption to the plot's width; return its height."""
+        width = max(50, self._plot.width() - 2 * self.MARGIN)
+        height = self.heightForWidth(width)
+        if height < 0:
+            height = self.sizeHint().height()
+        self.setGeometry(self.MARGIN, self._plot.height() - height - self.MARGIN, width, height)
+        return height
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if obj is self._plot and event.type() == QEvent.Type.Resize:
+            height = self.place()
+            layout = self._plot.getPlotItem().layout
+            left, top, right, _bottom = layout.getContentsMargins()
+            layout.setContentsMargins(left, top, right, height + 2 * self.MARGIN)
+        return False
+
+
+class PresentationMode(QObject):
+    """Toggle presentation styling on ``window``; ``toggled(bool)`` follows the state."""
+
+    toggled = Signal(bool)
+
+    #: Docks (by object name) hidden while presenting: data preparation, not results.
+    hidden_docks: tuple[str, ...] = ("columns_dock",)
+
+    def __init__(self, window: QMainWindow, scale: float = 1.5) -> None:
+        super().__init__(window)
+        self._window = window
+        self.scale = float(scale)
+        self._enabled = False
+        self._font: QFont | None = None
+        self._was_full_screen = False
+        self._hidden: list[QDockWidget] = []
+        self._plots: weakref.WeakKeyDictionary[pg.PlotWidget, _PlotState] = (
+            weakref.WeakKeyDictionary())
+
+    @property
+    def enabled(self) -> bool:
+        return self._enabled
+
+    def toggle(self) -> None:
+        self.set_enabled(not self._enabled)
+
+    def set_enabled(self, on: bool) -> None:
+        on = bool(on)
+        if on == self._enabled:
+            return
+        window = self._window
+        if on:
+            self._font = QFont(window.font())
+            big = QFont(self._font)
+            big.setPointSizeF(self._base_size() * self.scale)
+            window.setFont(big)
+            self._hidden = [
+                dock for dock in window.findChildren(QDockWidget)
+                if dock.objectName() in self.hidden_docks and not dock.isHidden()
+            ]
+            for dock in self._hidden:
+                dock.hide()
+            self._enabled = True
+            self.refresh()
+            if window.isVisible():
+                self._was_full_screen = window.isFullScreen()
+                window.showFullScreen()
+        else:
+            self._enabled = False
+            for plot, state in list(self._plots.items()):
+                self._restore(plot, state)
+            self._plots.clear()
+            if self._font is not None:
+                window.setFont(self._font)
+            for dock in self._hidden:
+                dock.show()
+            self._hidden = []
+            if window.isVisible() and not self._was_full_screen:
+                window.showNormal()
+        self.toggled.emit(on)
+
+    def refresh(self) -> None:
+        """Style plots added since presentation mode was turned on."""
+        if not self._enabled:
+            return
+        for plot in plot_widgets(self._window):
+            if plot not in self._plots:
+                self._plots[plot] = self._present(plot)
+
+    def caption_label(self, plot: pg.PlotWidget) -> QLabel | None:
+        state = self._plots.get(plot)
+        return state.caption if state is not None else None
+
+    def _base_size(self) -> float:
+        size = self._font.pointSizeF() if self._font is not None else -1.0
+        return size if size > 0 else 10.0
+
+    def _present(self, plot: pg.PlotWidget) -> _PlotState:
+        item = plot.getPlotItem()
+        base = self._base_size()
+        state = _PlotState()
+        title = item.titleLabel
+        if title.text:
+            state.title, state.title_opts = title.text, dict(title.opts)
+            item.setTitle(title.text, **{**title.opts, "size": f"{base * self.scale * 1.25:.0f}pt"})
+        tick_font = QFont(self._font or QFont())
+        tick_font.setPointSizeF(base * self.scale)
+        for name in ("left", "bottom", "right", "top"):
+            axis = item.getAxis(name)
+            state.axes[name] = (axis.style.get("tickFont"), dict(axis.labelStyle))
+            axis.setStyle(tickFont=tick_font)
+            if axis.labelText or axis.labelUnits:
+                size = f"{base * self.scale * 0.9:.0f}pt"
+                axis.labelStyle = {**axis.labelStyle, "font-size": size}
+                axis.setLabel(axis.labelText, axis.labelUnits or None)
+        ctrl = item.ctrl
+        state.grid = (ctrl.xGridCheck.isChecked(), ctrl.yGridCheck.isChecked(),
+                      ctrl.gridAlphaSlider.value() / 255.0)
+        item.showGrid(x=False, y=False)
+        legend = item.legend
+        if legend is not None:
+            state.legend_size = legend.opts.get("labelTextSize")
+            self._legend_size(legend, f"{base * self.scale * 0.8:.0f}pt")
+        state.margins = item.layout.getContentsMargins()
+        caption = caption_for(plot)
+        if caption:
+            state.caption = _Caption(plot, caption, base * self.scale * 0.85)
+            left, top, right, _bottom = state.margins
+            height = state.caption.place()
+            item.layout.setContentsMargins(left, top, right, height + 2 * _Caption.MARGIN)
+        return state
+
+    @staticmethod
+    def _legend_size(legend: Any, size: str | None) -> None:
+        legend.opts["labelTextSize"] = size
+        for _sample, label in legend.items:
+            opts = {k: v for k, v in label.opts.items() if k in ("color", "bold", "italic")}
+            if size:
+                opts["size"] = size
+            else:
+                label.opts.pop("size", None)
+            label.setText(label.text, **opts)
+        legend.updateSize()
+
+    def _restore(self, plot: pg.PlotWidget, state: _PlotState) -> None:
+        item = plot.getPlotItem()
+        if state.title is not None:
+            item.setTitle(state.title, **state.title_opts)
+        for name, (tick_font, label_style) in state.axes.items():
+            axis = item.getAxis(name)
+            axis.setStyle(tickFont=tick_font)
+            axis.labelStyle = label_style
+            if axis.labelText or axis.labelUnits:
+                axis.setLabel(axis.labelText, axis.labelUnits or None)
+        x, y, alpha = state.grid
+        item.showGrid(x=x, y=y, alpha=alpha if (x or y) else None)
+        if item.legend is not None:
+            self._legend_size(item.legend, state.legend_size)
+        if state.caption is not None:
+            plot.removeEventFilter(state.caption)
+            state.caption.hide()
+            state.caption.deleteLater()
+        item.layout.setContentsMargins(*state.margins)

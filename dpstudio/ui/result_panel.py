@@ -1,0 +1,237 @@
+"""Result preview: one *simulated* release at the current settings beside the true value.
+
+A number is drawn as a point with its confidence interval and the true value as a
+vertical line; a histogram as grouped bars (noisy with intervals, true in grey). With
+"hide true values" on, nothing computed from the raw data is drawn or written. The real
+"Release" button waits for project files (the release ledger).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from dpstudio.ui.compute import Preview
+from dpstudio.ui.plots import foreground, linear_ticks, style_plot
+from dpstudio.ui.session import QUERY_LABELS, TRUST_MODELS
+from dpstudio.ui.style import MUTED
+from dpstudio.ui.utility_plot import trust_colour
+
+__all__ = ["RESULT_TOOLTIP", "RELEASE_TOOLTIP", "ResultPanel"]
+
+TRUE_COLOUR = "#4b5563"
+RESULT_TOOLTIP = ("One simulated release at the current settings (a seeded generator, not "
+                  "the secure one): what a published number could look like.")
+RELEASE_TOOLTIP = "Coming with project files: real releases are recorded in a ledger."
+
+
+def _fmt(v: float) -> str:
+    return f"{v:,.4g}" if abs(v) < 1e5 else f"{v:,.0f}"
+
+
+class ResultPanel(QWidget):
+    """The preview; ``plotted()`` returns what is drawn (tests)."""
+
+    updated = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.preview: Preview | None = None
+        self.hide_true = False
+        self.column = ""
+        self.header = QLabel(self)
+        self.header.setTextFormat(Qt.TextFormat.RichText)
+        self.header.setWordWrap(True)
+        self.header.setToolTip(RESULT_TOOLTIP)
+        self.summary = QLabel(self)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.notes = QLabel(self)
+        self.notes.setWordWrap(True)
+        self.notes.setStyleSheet(f"color: {MUTED}; font-size: 9pt;")
+        self.plot = pg.PlotWidget(self)
+        style_plot(self.plot, "", "", "", RESULT_TOOLTIP)
+        self.plot.setMinimumHeight(150)
+        self.plot.getPlotItem().setContentsMargins(4, 0, 8, 4)
+        self.draw_again = QPushButton("Draw again", self)
+        self.draw_again.setToolTip("Simulate another release at the same settings")
+        self.release_button = QPushButton("Release…", self)
+        self.release_button.setEnabled(False)
+        self.release_button.setToolTip(RELEASE_TOOLTIP)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.draw_again)
+        buttons.addWidget(self.release_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 4, 6, 4)
+        layout.setSpacing(4)
+        layout.addWidget(self.header)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.plot, 1)
+        layout.addWidget(self.notes)
+        layout.addLayout(buttons)
+        self._plotted: dict = {}
+        self.clear_data("")
+
+    # -- state ---------------------------------------------------------------------------
+
+    def plotted(self) -> dict:
+        """What is drawn: value, ci_low, ci_high, labels and truth (None when hidden)."""
+        return dict(self._plotted)
+
+    def clear_data(self, message: str) -> None:
+        self.preview = None
+        self._plotted = {}
+        self.plot.clear()
+        self.plot.setTitle("")
+        self.plot.hide()
+        self.header.setText("<b>Result preview</b>")
+        self.summary.setText(f"<span style='color:{MUTED}'>{message}</span>" if message else "")
+        self.notes.setText("")
+        self.draw_again.setEnabled(False)
+        self.updated.emit()
+
+    def set_hide_true(self, hide: bool) -> None:
+        self.hide_true = bool(hide)
+        if self.preview is not None:
+            self.set_preview(self.preview, self.column)
+
+    def set_preview(self, preview: Preview, column: str = "") -> None:
+        self.preview, self.column = preview, column
+        self.draw_again.setEnabled(True)
+        self.plot.show()
+        self.plot.setTitle("")
+        show_truth = not self.hide_true
+        colour = trust_colour(preview.trust_model)
+        model = TRUST_MODELS.get(preview.trust_model, {}).get("label", preview.trust_model)
+        self.header.setText(
+            f"<b>Result preview</b> &nbsp;<span style='background:#fff4e5; color:#7a4a00; "
+            f"padding:1px 4px;'>&nbsp;simulation&nbsp;</span> "
+            f"<span style='color:{MUTED}'>{model} model · seed {preview.seed}</span>")
+        self.header.setToolTip(f"{RESULT_TOOLTIP}\nRandom source: {preview.source}")
+        what = QUERY_LABELS.get(preview.query, preview.query)
+        truth = preview.truth if show_truth else None
+        self._plotted = {"labels": preview.labels, "value": preview.value,
+                         "ci_low": preview.ci_low, "ci_high": preview.ci_high,
+                         "truth": truth}
+        self.plot.clear()
+        if preview.labels is None:
+            self._draw_number(preview, truth, colour)
+            text = (f"{what} of <b>{column}</b>: <b>{_fmt(float(preview.value[0]))}</b>")
+            if preview.ci_low is not None:
+                text += (f" &nbsp;({preview.confidence:.0%} interval "
+                         f"{_fmt(float(preview.ci_low[0]))} – {_fmt(float(preview.ci_high[0]))})")
+            if truth is not None:
+                err = float(preview.value[0] - truth[0])
+                text += (f" &nbsp;·&nbsp; true value {_fmt(float(truth[0]))} "
+                         f"(error {err:+.3g})")
+        else:
+            self._draw_histogram(preview, truth, colour)
+            n = len(preview.labels)
+            text = f"{what} of <b>{column}</b>: {n} noisy counts"
+            if preview.ci_low is not None:
+                half = float(np.median(preview.ci_high - preview.value))
+                text += f", each ± {_fmt(half)} ({preview.confidence:.0%} interval)"
+            if truth is not None:
+                err = float(np.sqrt(np.mean((preview.value - truth) ** 2)))
+                text += f" &nbsp;·&nbsp; RMSE against the true counts {_fmt(err)}"
+        self.summary.setText(text)
+        notes = list(preview.notes)
+        if show_truth and preview.clamped:
+            notes.insert(0, f"{preview.clamped:,} values lie outside the declared domain and "
+                            "were clamped (only you see this)")
+        self.notes.setText(notes[0] if notes else "")
+        self.notes.setToolTip("\n".join(notes))
+        self.updated.emit()
+
+    # -- drawing -------------------------------------------------------------------------
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        if self.preview is not None and self.preview.labels is not None:
+            self._fit_labels()
+
+    def _fit_labels(self) -> None:
+        """Category labels shortened (and thinned) to the width each bar has."""
+        labels = getattr(self, "_labels", [])
+        n = max(len(labels), 1)
+        width = max(self.plot.width() - 70, 100)
+        chars = max(3, int(width / n / 7))
+        step = 1 if chars >= 4 else int(np.ceil(4 / chars))
+        ticks = [(float(i), _short(labels[i], chars * step)) for i in range(0, n, step)]
+        self.plot.getPlotItem().getAxis("bottom").setTicks([ticks, []])
+
+    def _draw_number(self, p: Preview, truth, colour: str) -> None:
+        item = self.plot.getPlotItem()
+        item.getAxis("left").setTicks([[(0.0, "release")] +
+                                       ([(1.0, "true")] if truth is not None else []), []])
+        v = float(p.value[0])
+        xs = [v]
+        if p.ci_low is not None:
+            lo, hi = float(p.ci_low[0]), float(p.ci_high[0])
+            xs += [lo, hi]
+            bar = pg.ErrorBarItem(x=np.array([v]), y=np.array([0.0]),
+                                  left=np.array([v - lo]), right=np.array([hi - v]),
+                                  beam=0.25, pen=pg.mkPen(colour, width=2.5))
+            self.plot.addItem(bar)
+        self.plot.addItem(pg.ScatterPlotItem([v], [0.0], size=13, brush=pg.mkBrush(colour),
+                                             pen=pg.mkPen("w", width=1.5)))
+        if truth is not None:
+            t = float(truth[0])
+            xs.append(t)
+            self.plot.addItem(pg.ScatterPlotItem([t], [1.0], size=13, symbol="d",
+                                                 brush=pg.mkBrush(TRUE_COLOUR),
+                                                 pen=pg.mkPen("w", width=1.5)))
+            line = pg.InfiniteLine(t, angle=90, pen=pg.mkPen(TRUE_COLOUR, width=1.2,
+                                                              style=Qt.PenStyle.DashLine))
+            self.plot.addItem(line)
+        lo, hi = min(xs), max(xs)
+        pad = (hi - lo) * 0.15 or abs(v) * 0.05 or 1.0
+        self.plot.getPlotItem().getAxis("bottom").setTicks(
+            linear_ticks(lo - pad, hi + pad, 6))
+        self.plot.setXRange(lo - pad, hi + pad, padding=0)
+        self.plot.setYRange(-0.6, 1.6 if truth is not None else 0.6, padding=0)
+
+    def _draw_histogram(self, p: Preview, truth, colour: str) -> None:
+        labels = list(p.labels or [])
+        n = len(labels)
+        x = np.arange(n, dtype=float)
+        width = 0.38 if truth is not None else 0.6
+        shift = width / 2 if truth is not None else 0.0
+        noisy = pg.BarGraphItem(x=x - shift, height=p.value, width=width,
+                                brush=pg.mkBrush(colour), pen=pg.mkPen("w", width=0.5))
+        self.plot.addItem(noisy)
+        tops = [np.max(p.value)]
+        if p.ci_low is not None:
+            bars = pg.ErrorBarItem(x=x - shift, y=p.value, top=p.ci_high - p.value,
+                                   bottom=p.value - p.ci_low, beam=width * 0.5,
+                                   pen=pg.mkPen(foreground(), width=1.2))
+            self.plot.addItem(bars)
+            tops.append(np.max(p.ci_high))
+        if truth is not None:
+            self.plot.addItem(pg.BarGraphItem(x=x + shift, height=truth, width=width,
+                                              brush=pg.mkBrush("#c9ced6"),
+                                              pen=pg.mkPen(TRUE_COLOUR, width=0.8)))
+            tops.append(np.max(truth))
+        self._labels = labels
+        self._fit_labels()
+        item = self.plot.getPlotItem()
+        low = min(0.0, float(np.min(p.ci_low)) if p.ci_low is not None else 0.0)
+        top = float(max(tops)) * 1.08 or 1.0
+        item.getAxis("left").setTicks(linear_ticks(low, top, 4))
+        self.plot.setXRange(-0.6, n - 0.4, padding=0)
+        self.plot.setYRange(low, top, padding=0)
+        legend = [f"<span style='color:{colour}'>■</span> simulated release"]
+        if truth is not None:
+            legend.append("<span style='color:#9aa1a9'>■</span> true counts")
+        self.plot.setTitle("&nbsp;&nbsp;".join(legend), size="9pt", color=foreground())
+
+
+def _short(label: str, chars: int = 12) -> str:
+    """A bin label like "[18, 26.2)" shown as its lower edge "18"; long categories cut."""
+    if label.startswith("[") and label.endswith(")") and ", " in label:
+        return label[1:-1].split(", ", 1)[0]
+    return label if len(label) <= chars else label[: max(chars - 1, 2)] + "…"

@@ -1,0 +1,159 @@
+"""The analysis view's jobs (dpstudio.ui.compute), called directly: no Qt involved."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from dpstudio.data import column_values, open_dataset, sample_path
+from dpstudio.engine.jobs import Cancelled, NullState
+from dpstudio.engine.tradeoff import alpha_grid, gaussian_tradeoff, laplace_tradeoff
+from dpstudio.ui import compute
+
+EPS = np.array([0.05, 0.2, 1.0, 5.0])
+
+
+@pytest.fixture(scope="module")
+def survey():
+    return open_dataset(sample_path("survey"))
+
+
+def settings_for(dataset, column: str, **kw) -> tuple[compute.Settings, np.ndarray]:
+    spec = dataset.schema[column]
+    values = column_values(dataset.frame, spec)
+    kind = spec.type.value
+    defaults = dict(column=column, column_type=kind,
+                    value_types=compute.registry_value_types(kind, values),
+                    trust_model="central", query="mean" if kind == "numeric" else "histogram",
+                    mechanism="laplace", bounds=spec.bounds,
+                    categories=tuple(spec.categories) or None)
+    defaults.update(kw)
+    return compute.Settings(**defaults), values
+
+
+def test_utility_curves_on_the_column(survey):
+    s, values = settings_for(survey, "age")
+    result = compute.utility(s, values, reps=120, mc_epsilons=EPS)
+    by_kind = {(c.trust_model, c.kind): c for c in result.curves}
+    analytic = by_kind[("central", "analytic")]
+    simulated = by_kind[("central", "simulation")]
+    assert np.all(simulated.error > 0) and np.all(np.diff(simulated.error) < 0)
+    assert np.all(simulated.low <= simulated.error) and np.all(simulated.error <= simulated.high)
+    # The simulation agrees with the analytic error where clamping bias is negligible.
+    at = np.interp(np.log(EPS[1:]), np.log(analytic.epsilon), analytic.error)
+    np.testing.assert_allclose(simulated.error[1:], at, rtol=0.25)
+    assert "simulation" in " ".join(result.notes) and "seed" in " ".join(result.notes)
+    assert result.key == s.utility_key()
+
+
+def test_utility_does_not_depend_on_epsilon(survey):
+    s, values = settings_for(survey, "age")
+    a = compute.utility(replace(s, epsilon=0.1), values, reps=50, mc_epsilons=EPS)
+    b = compute.utility(replace(s, epsilon=7.0, compositions=3, confidence=0.9), values,
+                        reps=50, mc_epsilons=EPS)
+    assert a.key == b.key
+    for ca, cb in zip(a.curves, b.curves, strict=True):
+        np.testing.assert_array_equal(ca.error, cb.error)
+
+
+def test_local_model_costs_a_root_n_factor(survey):
+    s, values = settings_for(survey, "cheated_on_exam")
+    result = compute.utility(s, values, simulate=False)
+    names = {c.trust_model: c for c in result.curves}
+    assert set(names) == {"central", "local"}  # no shuffle/distributed entry for yes/no
+    central = np.interp(0.0, np.log(names["central"].epsilon), names["central"].error)
+    local = np.interp(0.0, np.log(names["local"].epsilon), names["local"].error)
+    n = int(np.count_nonzero(np.not_equal(values, None)))
+    assert 0.2 * np.sqrt(n) < local / central < 5 * np.sqrt(n)
+
+
+def test_local_and_distributed_curves_and_previews(survey):
+    s, values = settings_for(survey, "cheated_on_exam", trust_model="local", mechanism="rr")
+    result = compute.utility(s, values, mc_epsilons=EPS, compare=False)
+    sim = next(c for c in result.curves if c.kind == "simulation")
+    line = next(c for c in result.curves if c.kind == "analytic" and c.primary)
+    exact = np.interp(np.log(sim.epsilon), np.log(line.epsilon), line.error)
+    np.testing.assert_allclose(sim.error, exact, rtol=0.35)
+    p = compute.preview(s, values, seed=3)
+    assert p.labels == ["yes", "no"] and p.simulated and p.trust_model == "local"
+    assert np.all(p.ci_low < p.value) and np.all(p.value < p.ci_high)
+
+    d, age = settings_for(survey, "age", trust_model="distributed",
+                          mechanism="secagg_gaussian")
+    lines = compute.utility(d, age, simulate=False, compare=("central",))
+    own = next(c for c in lines.curves if c.trust_model == "distributed")
+    assert np.all(np.diff(own.error[np.isfinite(own.error)]) < 0)
+    p = compute.preview(d, age, seed=2)
+    assert p.labels is None and p.ci_low[0] < p.value[0] < p.ci_high[0]
+    assert abs(p.value[0] - p.truth[0]) < 5
+
+
+def test_binary_randomized_response_is_not_offered_for_six_categories(survey):
+    faculty = ("categorical",)
+    names = [i.name for i in compute.mechanisms_for("local", faculty, "histogram", cells=6)]
+    assert "rr" not in names and "krr" in names
+    names = [i.name for i in compute.mechanisms_for("local", ("boolean",), "histogram", 2)]
+    assert names[0] == "rr"
+
+
+def test_tradeoff_of_a_laplace_count_is_exact_and_above_its_bound(survey):
+    s, _ = settings_for(survey, "age", query="count", epsilon=0.8, compositions=4)
+    r = compute.tradeoff(s, draws=20_000)
+    np.testing.assert_allclose(r.mechanism.beta, laplace_tradeoff(0.8, compute.ALPHA).beta,
+                               atol=1e-12)
+    assert np.all(r.mechanism.beta >= r.bound.beta - 1e-12)  # never below the guarantee
+    assert np.all(r.composed.beta <= r.mechanism.beta + 1e-9)  # k releases: less private
+    assert np.all(r.gdp.beta <= r.mechanism.beta + 1e-9)  # the tightest GDP lies under it
+    covered = r.attack is not None and np.mean(
+        np.interp(r.attack.alpha_high, r.mechanism.alpha, r.mechanism.beta)
+        <= r.attack.beta_high)
+    assert covered > 0.8
+    other = compute.tradeoff(replace(s, epsilon=2.0))
+    assert np.max(np.abs(other.mechanism.beta - r.mechanism.beta)) > 0.05
+
+
+def test_tradeoff_of_a_gaussian_mean_composes_its_two_sums(survey):
+    s, _ = settings_for(survey, "age", mechanism="gaussian", delta=1e-6,
+                        params=(("calibration", "analytic"),))
+    r = compute.tradeoff(s)
+    assert r.mu is not None and r.mu > 0
+    np.testing.assert_allclose(r.mechanism.beta, gaussian_tradeoff(r.mu, compute.ALPHA).beta)
+    np.testing.assert_allclose(r.composed.beta,
+                               gaussian_tradeoff(r.mu * np.sqrt(10), compute.ALPHA).beta)
+    assert r.delta == 1e-6 and r.bound.beta[0] == pytest.approx(1 - 1e-6)
+
+
+def test_tightest_gdp_recovers_a_gaussian_mu():
+    a = alpha_grid(256)
+    assert compute.tightest_mu(gaussian_tradeoff(1.3, a).beta, a) == pytest.approx(1.3, 1e-6)
+
+
+def test_preview_is_a_labelled_simulation_beside_the_truth(survey):
+    s, values = settings_for(survey, "age")
+    p = compute.preview(s, values, seed=5)
+    assert p.simulated and "simulation" in p.source and p.seed == 5
+    assert p.ci_low[0] <= p.value[0] <= p.ci_high[0]
+    assert p.truth[0] == pytest.approx(np.nanmean(values))
+    again = compute.preview(s, values, seed=5)
+    assert again.value[0] == p.value[0]  # seeded: reproducible
+    h, hv = settings_for(survey, "faculty")
+    hp = compute.preview(h, hv)
+    assert hp.labels == list(survey.schema["faculty"].categories)
+    assert hp.truth.sum() == np.count_nonzero(np.not_equal(hv, None))
+
+
+def test_jobs_report_progress_and_stop_when_cancelled(survey):
+    s, values = settings_for(survey, "age")
+    state = NullState()
+    compute.utility(s, values, state, reps=20, mc_epsilons=EPS)
+    assert state.fractions and state.fractions[-1] == pytest.approx(0.9, abs=0.11)
+    assert state.fractions == sorted(state.fractions)
+
+    class StopAfterOne(NullState):
+        def cancelled(self):
+            return len(self.fractions) >= 2
+
+    with pytest.raises(Cancelled):
+        compute.utility(s, values, StopAfterOne(), reps=20, mc_epsilons=EPS)

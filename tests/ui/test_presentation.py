@@ -1,0 +1,177 @@
+"""Presentation mode, plot export (PNG and SVG), and the light and dark palettes."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QVBoxLayout, QWidget
+
+from dpstudio.ui import style
+from dpstudio.ui.export_plot import PlotFocusTracker, export_plot, suggested_file_name
+from dpstudio.ui.presentation import PresentationMode, caption_for, set_caption
+
+
+def _plot(title="Trade-off: what an attacker can tell"):
+    widget = pg.PlotWidget()
+    widget.setTitle(title, size="11pt")
+    widget.getPlotItem().setLabel("bottom", "Type I error α")
+    widget.getPlotItem().setLabel("left", "Type II error β")
+    widget.getPlotItem().showGrid(x=True, y=True, alpha=0.2)
+    widget.getPlotItem().addLegend()
+    x = np.linspace(0, 1, 50)
+    widget.plot(x, (1 - x) ** 2, pen=pg.mkPen("#2563eb", width=2), name="Laplace")
+    widget.resize(480, 360)
+    return widget
+
+
+@pytest.fixture
+def host(qtbot):
+    """A window with two plots side by side, as the analysis view has."""
+    from PySide6.QtWidgets import QMainWindow
+
+    window = QMainWindow()
+    centre = QWidget()
+    layout = QVBoxLayout(centre)
+    window.plots = [_plot(), _plot("Privacy–utility")]
+    for plot in window.plots:
+        layout.addWidget(plot)
+    window.label = QLabel("ε = 1", centre)
+    layout.addWidget(window.label)
+    window.setCentralWidget(centre)
+    window.resize(700, 800)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    return window
+
+
+def test_export_png_has_pixels_and_svg_parses(qtbot, tmp_path):
+    plot = _plot()
+    qtbot.addWidget(plot)
+    plot.show()
+    qtbot.waitExposed(plot)
+    png = export_plot(plot, tmp_path / "tradeoff.png")
+    image = QImage(str(png))
+    assert image.width() >= 2 * 400  # twice the on-screen size
+    pixels = np.frombuffer(image.convertToFormat(QImage.Format.Format_RGB32).constBits(),
+                           dtype=np.uint32)
+    assert len(np.unique(pixels)) > 20  # a drawn plot, not a blank image
+    svg = export_plot(plot, tmp_path / "tradeoff.svg")
+    root = ET.parse(svg).getroot()
+    assert root.tag.endswith("svg")
+    text = svg.read_text(encoding="utf-8")
+    assert "Trade-off" in text and "<path" in text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tradeoff.png", "tradeoff.svg"]
+
+
+def test_export_errors_leave_nothing_behind(qtbot, tmp_path):
+    plot = _plot()
+    qtbot.addWidget(plot)
+    with pytest.raises(ValueError, match="export as .png or .svg"):
+        export_plot(plot, tmp_path / "plot.gif")
+    with pytest.raises(OSError):
+        export_plot(plot, tmp_path / "missing-folder" / "plot.png")
+    assert list(tmp_path.iterdir()) == []
+    assert suggested_file_name(plot, "svg") == "trade-off-what-an-attacker-can-tell.svg"
+
+
+def test_the_plot_under_focus_is_the_one_exported(qtbot, host):
+    tracker = PlotFocusTracker(host)
+    first, second = host.plots
+    assert tracker.current() is first  # nothing focused yet: the first plot
+    second.setFocus()
+    qtbot.waitUntil(lambda: tracker.current() is second, timeout=2000)
+    tracker.watch()
+    qtbot.mouseClick(first.viewport(), pg.QtCore.Qt.MouseButton.LeftButton)
+    assert tracker.current() is first
+
+
+def test_presentation_mode_enlarges_type_and_captions_each_plot(qtbot, host):
+    mode = PresentationMode(host, scale=1.5)
+    first, second = host.plots
+    before_font = host.label.font().pointSizeF()
+    axis = first.getPlotItem().getAxis("bottom")
+    before_tick = axis.style["tickFont"]
+    assert first.getPlotItem().ctrl.xGridCheck.isChecked()
+    mode.set_enabled(True)
+    assert host.label.font().pointSizeF() == pytest.approx(1.5 * before_font)
+    assert axis.style["tickFont"].pointSizeF() >= 1.5 * before_font - 0.01
+    assert "font-size" in axis.labelStyle
+    assert not first.getPlotItem().ctrl.xGridCheck.isChecked()  # clean plots
+    caption = mode.caption_label(first)
+    assert caption is not None and caption.isVisible()
+    assert "cannot do better than this curve" in caption.text()
+    assert "further left is more private" in mode.caption_label(second).text()
+    assert caption.geometry().bottom() <= first.height()
+
+    mode.set_enabled(False)
+    assert not caption.isVisible()
+    assert host.label.font().pointSizeF() == pytest.approx(before_font)
+    assert axis.style["tickFont"] == before_tick
+    assert first.getPlotItem().ctrl.xGridCheck.isChecked()
+    assert mode.caption_label(first) is None
+
+
+def test_captions_can_be_set_per_plot(qtbot):
+    plot = _plot("Something else")
+    qtbot.addWidget(plot)
+    assert caption_for(plot) == ""
+    set_caption(plot, "Lower is better.")
+    assert caption_for(plot) == "Lower is better."
+
+
+def test_palettes_restyle_the_app_and_every_plot(qtbot, host):
+    app = QApplication.instance()
+    try:
+        style.apply_palette(app, "dark")
+        assert app.palette().window().color().name() == style.DARK.window
+        plot = host.plots[0]
+        assert plot.backgroundBrush().color().name() == style.DARK.plot_background
+        axis = plot.getPlotItem().getAxis("left")
+        assert axis.textPen().color().name() == style.DARK.plot_foreground
+        # Text on the background must read: contrast ratio ≥ 4.5 (WCAG AA) in both palettes.
+        for palette in style.PALETTES.values():
+            assert _contrast(palette.text, palette.window) >= 4.5
+            assert _contrast(palette.plot_foreground, palette.plot_background) >= 4.5
+            assert _contrast(palette.warning, palette.base) >= 3.0
+            assert _contrast(palette.muted, palette.base) >= 3.0
+    finally:
+        style.apply_palette(app, "light")
+    assert host.plots[0].backgroundBrush().color().name() == "#ffffff"
+
+
+def _contrast(a: str, b: str) -> float:
+    def luminance(colour: str) -> float:
+        rgb = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    la, lb = sorted((luminance(a), luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def test_main_window_view_menu_and_export_actions(qtbot, monkeypatch, tmp_path):
+    from dpstudio.data import open_dataset, sample_path
+    from dpstudio.ui.main_window import MainWindow
+
+    window = MainWindow(open_dataset(sample_path("survey")))
+    qtbot.addWidget(window)
+    titles = [a.text() for a in window.menuBar().actions()]
+    assert {"&File", "&View", "&Tools", "&Help"} <= set(titles)
+    shortcuts = [s.toString() for s in window.presentation_action.shortcuts()]
+    assert shortcuts == ["F11", "Ctrl+P"]
+    before = window.font().pointSizeF()
+    window.presentation_action.trigger()
+    assert window.presentation.enabled and window.font().pointSizeF() > before
+    window.presentation_action.trigger()
+    assert window.font().pointSizeF() == pytest.approx(before)
+
+    target = tmp_path / "out.svg"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        staticmethod(lambda *a, **k: (str(target), "")))
+    window.export_actions["svg"].trigger()
+    assert target.is_file() and ET.parse(target).getroot().tag.endswith("svg")
