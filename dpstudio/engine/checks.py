@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 
-from dpstudio.engine.errors import ParameterError
+from dpstudio.engine.errors import ParameterError, QueryError
 
-__all__ = ["count", "non_negative", "number", "positive", "sample_rate"]
+__all__ = ["bounds_pair", "count", "non_negative", "number", "positive", "sample_rate"]
 
 
 def number(name: str, value: float, *, low: float | None = None, low_open: bool = False,
@@ -53,3 +53,18 @@ def count(name: str, value: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
         raise ParameterError(f"{name} must be an integer ≥ 1, got {value!r}")
     return int(value)
+
+
+def bounds_pair(bounds) -> tuple[float, float]:
+    """Declared (lower, upper) as floats; QueryError if missing, non-finite or reversed."""
+    if bounds is None:
+        raise QueryError("declare the values' bounds (e.g. --bounds 0,100)")
+    try:
+        lo, hi = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise QueryError(f"bounds must be two numbers, got {bounds!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise QueryError(f"bounds must be finite, got {lo:g}, {hi:g}")
+    if lo >= hi:
+        raise QueryError(f"bounds are reversed or empty: lower {lo:g} must be below upper {hi:g}")
+    return lo, hi

@@ -20,6 +20,7 @@ import numpy as np
 
 from dpstudio.engine.additive import IntegerNoise, NoiseFamily
 from dpstudio.engine.calibration import validate_delta, validate_epsilon
+from dpstudio.engine.checks import bounds_pair
 from dpstudio.engine.errors import ParameterError, QueryError
 from dpstudio.engine.registry import REGISTRY
 from dpstudio.engine.rng import Source, require_secure
@@ -125,15 +126,7 @@ class QuerySpec:
 
 def check_bounds(bounds: tuple[float, float]) -> tuple[float, float]:
     """Return (lower, upper) as floats, or raise QueryError for non-finite or reversed ones."""
-    try:
-        lo, hi = (float(b) for b in bounds)
-    except (TypeError, ValueError):
-        raise QueryError(f"bounds must be two numbers, got {bounds!r}") from None
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        raise QueryError(f"bounds must be finite, got {lo:g}, {hi:g}")
-    if lo >= hi:
-        raise QueryError(f"bounds are reversed or empty: lower {lo:g} must be below upper {hi:g}")
-    return lo, hi
+    return bounds_pair(bounds)
 
 
 def sum_sensitivity(lower: float, upper: float, relation: str) -> float:

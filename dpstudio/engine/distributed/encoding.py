@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpstudio.engine.calibration import analytic_gaussian_sigma
+from dpstudio.engine.checks import bounds_pair
 from dpstudio.engine.errors import ParameterError, QueryError
 from dpstudio.engine.rng import Source
 
@@ -41,15 +42,7 @@ def check_bounds(bounds) -> tuple[float, float]:
     """(lower, upper) as floats, or QueryError for missing, non-finite or reversed bounds."""
     if bounds is None:
         raise QueryError("a sum or mean needs declared bounds (e.g. --bounds 0,100)")
-    try:
-        lo, hi = (float(b) for b in bounds)
-    except (TypeError, ValueError):
-        raise QueryError(f"bounds must be two numbers, got {bounds!r}") from None
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        raise QueryError(f"bounds must be finite, got {lo:g}, {hi:g}")
-    if lo >= hi:
-        raise QueryError(f"bounds are reversed or empty: lower {lo:g} must be below upper {hi:g}")
-    return lo, hi
+    return bounds_pair(bounds)
 
 
 def randomized_round(u: np.ndarray, p: int, source: Source) -> np.ndarray:
