@@ -31,8 +31,10 @@ __all__ = [
     "RELATIONS",
     "QuerySpec",
     "Release",
+    "category_codes",
     "delta_method_variance",
     "plan_sums",
+    "present_mask",
     "release",
     "run_query",
     "simulate_query",
@@ -325,7 +327,7 @@ def _numeric(values: np.ndarray, spec: QuerySpec) -> tuple[np.ndarray, int]:
     return finite, int(np.count_nonzero((finite < lo) | (finite > hi)))
 
 
-def _present(values: np.ndarray) -> np.ndarray:
+def present_mask(values: np.ndarray) -> np.ndarray:
     """Mask of non-missing entries: not None and not NaN (NaN is the one value ≠ itself)."""
     v = np.asarray(values)
     if v.dtype.kind in "fc":
@@ -333,6 +335,22 @@ def _present(values: np.ndarray) -> np.ndarray:
     if v.dtype.kind != "O":
         return np.ones(v.shape, dtype=bool)
     return np.not_equal(v, None) & np.equal(v, v)
+
+
+def category_codes(values: np.ndarray, labels: list[str]) -> tuple[np.ndarray, int]:
+    """Codes (indices into ``labels``, compared as text) of the present values that are
+    declared, and how many present values were not declared (analyst-only).
+
+    Vectorized: one dictionary look-up per distinct value, not per record.
+    """
+    v = np.asarray(values).reshape(-1)
+    present = v[present_mask(v)].astype(str)
+    if present.size == 0:
+        return np.empty(0, dtype=np.int64), 0
+    distinct, inverse = np.unique(present, return_inverse=True)
+    index = {c: i for i, c in enumerate(labels)}
+    cells = np.array([index.get(d, -1) for d in distinct.tolist()], dtype=np.int64)[inverse]
+    return cells[cells >= 0], int(np.count_nonzero(cells < 0))
 
 
 def _plan(values: np.ndarray, spec: QuerySpec) -> _Plan:
@@ -346,7 +364,7 @@ def _plan(values: np.ndarray, spec: QuerySpec) -> _Plan:
         v = np.asarray(values)
         if v.size == 0:
             raise QueryError("the column is empty")
-        ones = np.ones(int(np.count_nonzero(_present(v))))
+        ones = np.ones(int(np.count_nonzero(present_mask(v))))
         return _Plan([_Sum("count", ones, 0.0, 1.0)], lambda d: d["count"], 0, 1.0)
     finite, clamped = _numeric(values, spec)
     lo, hi = check_bounds(spec.bounds)
@@ -465,14 +483,7 @@ def _histogram_parts(values, spec: QuerySpec):
     if v.size == 0:
         raise QueryError("the column is empty")
     if edges is None:
-        present = v[_present(v)].astype(str)
-        distinct, codes = np.unique(present, return_inverse=True)
-        index = {c: i for i, c in enumerate(labels)}
-        # A dictionary look-up per distinct value, not per record.
-        cell_of = np.array([index.get(d, -1) for d in distinct.tolist()], dtype=np.int64)
-        cells = cell_of[codes] if present.size else np.empty(0, dtype=np.int64)
-        clamped = int(np.count_nonzero(cells == -1))  # present, but not a declared category
-        cells = cells[cells >= 0]
+        cells, clamped = category_codes(v, labels)
     else:
         finite, clamped = _numeric(v, spec)
         cells = np.clip(np.searchsorted(edges, finite, side="right") - 1, 0, len(labels) - 1)

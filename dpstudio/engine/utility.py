@@ -19,9 +19,11 @@ from dpstudio.engine.errors import QueryError
 from dpstudio.engine.jobs import State, check
 from dpstudio.engine.queries import (
     QuerySpec,
+    category_codes,
     delta_method_variance,
     histogram_bins,
     plan_sums,
+    present_mask,
     simulate_query,
     sum_sensitivity,
 )
@@ -59,16 +61,13 @@ def true_value(values: np.ndarray, spec: QuerySpec) -> np.ndarray:
     if spec.query == "histogram":
         labels, edges = histogram_bins(spec)
         if edges is None:
-            codes = {c: i for i, c in enumerate(labels)}
-            present = [codes[x] for x in v[np.not_equal(v, None)].astype(str).tolist()
-                       if x in codes]
-            return np.bincount(np.asarray(present, dtype=np.int64), minlength=len(labels))
+            return np.bincount(category_codes(v, labels)[0], minlength=len(labels))
         finite = v.astype(np.float64)
         finite = finite[np.isfinite(finite)]
         cells = np.clip(np.searchsorted(edges, finite, side="right") - 1, 0, len(labels) - 1)
         return np.bincount(cells, minlength=len(labels))
     if spec.query == "count":
-        return np.asarray(float(np.count_nonzero(np.not_equal(v, None) & np.equal(v, v))))
+        return np.asarray(float(np.count_nonzero(present_mask(v))))
     finite = v.astype(np.float64)
     finite = finite[np.isfinite(finite)]
     if finite.size == 0:

@@ -19,6 +19,7 @@ from dpstudio.engine.errors import QueryError
 from dpstudio.engine.local.base import POSTPROCESS, MeanOracle, postprocess_counts
 from dpstudio.engine.local.entries import sfp_from_params
 from dpstudio.engine.local.mean import check_numeric_values
+from dpstudio.engine.queries import category_codes, present_mask
 from dpstudio.engine.registry import REGISTRY
 from dpstudio.engine.rng import Source
 
@@ -73,28 +74,6 @@ class LocalResult:
                 "messages_bits", "clamped", "central_stderr", "simulated", "source",
                 "parameters", "notes")
         return {k: getattr(self, k) for k in keys}
-
-
-def _present(values) -> np.ndarray:
-    v = np.asarray(values)
-    if v.dtype.kind in "fc":
-        return ~np.isnan(v)
-    if v.dtype.kind != "O":
-        return np.ones(v.shape, dtype=bool)
-    return np.not_equal(v, None) & np.equal(v, v)
-
-
-def _codes(values, labels: list[str]) -> tuple[np.ndarray, int]:
-    """Codes of the present values among ``labels`` (by string), and how many were not."""
-    v = np.asarray(values).reshape(-1)
-    present = v[_present(v)]
-    if present.size == 0:
-        return np.empty(0, dtype=np.int64), 0
-    text = present.astype(str)
-    distinct, inv = np.unique(text, return_inverse=True)
-    index = {c: i for i, c in enumerate(labels)}
-    cell = np.array([index.get(d, -1) for d in distinct.tolist()], dtype=np.int64)[inv]
-    return cell[cell >= 0], int(np.count_nonzero(cell < 0))
 
 
 def _labels(values, categories, name: str) -> list[str]:
@@ -158,7 +137,7 @@ def run_local(values, info_name: str, params: dict[str, Any] | None = None, *,
 
     if "mean" in info.queries:
         oracle: MeanOracle = info.build(**resolved, bounds=bounds)
-        x = v[_present(v)] if v.dtype.kind in "fcO" else v
+        x = v[present_mask(v)] if v.dtype.kind in "fcO" else v
         x = check_numeric_values(x)
         if x.size == 0:
             raise QueryError("the column has no values")
@@ -182,7 +161,7 @@ def run_local(values, info_name: str, params: dict[str, Any] | None = None, *,
 
     if info.name == "cms" and categories is None:
         sfp = sfp_from_params(**resolved)
-        words = v[_present(v)] if v.dtype.kind == "O" else v
+        words = v[present_mask(v)] if v.dtype.kind == "O" else v
         reports = sfp.randomize(words, source)
         found = sfp.discover(reports, alpha=1.0 - confidence)
         n = len(reports)
@@ -199,7 +178,7 @@ def run_local(values, info_name: str, params: dict[str, Any] | None = None, *,
             **common)
 
     labels = _labels(v, categories, info.name)
-    codes, clamped = _codes(v, labels)
+    codes, clamped = category_codes(v, labels)
     if codes.size == 0:
         raise QueryError("no value of the column is a declared category")
     oracle = info.build(**resolved, k=len(labels))
