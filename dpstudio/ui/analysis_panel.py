@@ -99,6 +99,7 @@ class AnalysisPanel(QScrollArea):
         outer.addWidget(self._view_box(body))
         budget = QGroupBox("Budget (this session)", body)
         budget.setToolTip("The session's privacy budget for this dataset")
+        self.budget_box = budget
         budget_layout = QVBoxLayout(budget)
         budget_layout.setContentsMargins(2, 2, 2, 2)
         self.budget_panel = BudgetPanel(session, budget)
@@ -259,6 +260,8 @@ class AnalysisPanel(QScrollArea):
 
     def _on_changed(self, aspect: str) -> None:
         s = self.session
+        if aspect in ("budget", "dataset", "refresh"):
+            self._refresh_budget_title()
         if aspect == "epsilon":  # the hot path of a slider drag: only what ε changes
             self.epsilon.set_value(s.epsilon)
             return
@@ -292,6 +295,16 @@ class AnalysisPanel(QScrollArea):
         finally:
             for w in widgets:
                 w.blockSignals(False)
+
+    def _refresh_budget_title(self) -> None:
+        pb = self.session.project_budget
+        if pb is None:
+            self.budget_box.setTitle("Budget (this session)")
+            self.budget_box.setToolTip("The session's privacy budget for this dataset")
+        else:
+            self.budget_box.setTitle(f"Budget (project {pb.project})")
+            self.budget_box.setToolTip(f"The privacy budget of {pb.dataset} in the project "
+                                       f"{pb.project}, from its ledger of real releases")
 
     def _refresh_structure(self) -> None:
         s = self.session

@@ -1,7 +1,8 @@
-"""Privacy budget of this dataset in this session: spent, this release, remaining.
+"""Privacy budget of this dataset: spent, this release, remaining.
 
-Counted by basic composition (ε and δ add up). Session-level for now: the ledger of real
-releases across sessions comes with project files. Simulations spend nothing.
+With a project open, the totals and the spending are the project's (its ledger of real
+releases, across sessions); otherwise a session-level budget the analyst sets here.
+Counted by basic composition (ε and δ add up). Simulations spend nothing.
 """
 
 from __future__ import annotations
@@ -20,6 +21,11 @@ from dpstudio.ui.session import Session
 from dpstudio.ui.style import MUTED
 
 __all__ = ["BudgetPanel"]
+
+SESSION_NOTE = ("Simulations spend nothing. Session-level: open or create a project (File "
+                "menu) to keep a ledger of real releases across sessions.")
+PROJECT_NOTE = ("Simulations spend nothing. The totals were set when the dataset was "
+                "registered in the project; the spending is its ledger of real releases.")
 
 
 class BudgetPanel(QWidget):
@@ -44,19 +50,22 @@ class BudgetPanel(QWidget):
         totals.addWidget(QLabel("δ", self))
         totals.addWidget(self.total_delta, 1)
         self.spent_label = QLabel(self)
+        self.spent_label.setWordWrap(True)  # never widen the dock
         self.this_label = QLabel(self)
         self.bar = QProgressBar(self)
         self.bar.setRange(0, 1000)
         self.bar.setTextVisible(True)
         self.bar.setToolTip("Share of the session's ε budget used after this release")
-        self.note = QLabel("Simulations spend nothing. Session-level for now; the ledger "
-                           "of real releases comes with project files.", self)
+        self.note = QLabel(SESSION_NOTE, self)
         self.note.setWordWrap(True)
         self.note.setStyleSheet(f"color: {MUTED}; font-size: 9pt;")
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         form.addRow("Total", totals)
         form.addRow("Spent", self.spent_label)
+        self.left_label = QLabel(self)
+        self.left_label.setWordWrap(True)
+        form.addRow("Left", self.left_label)
         self.this_label.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 2, 4, 2)
@@ -74,39 +83,80 @@ class BudgetPanel(QWidget):
     def _totals_edited(self) -> None:
         self.session.set_total_budget(self.total_eps.value(), self.total_delta.value())
 
+    @property
+    def project_mode(self) -> bool:
+        """Whether the figures are the open project's (else the session's)."""
+        return self.session.project_budget is not None
+
     def figures(self) -> dict[str, float]:
-        """Spent, this release and remaining ε and δ (remaining after this release)."""
+        """Total, spent, this release and remaining ε and δ (remaining after this release)."""
         s = self.session
-        spent_e = sum(e for _, e, _ in s.spent)
-        spent_d = sum(d for _, _, d in s.spent)
+        pb = s.project_budget
+        if pb is not None:
+            total_e, total_d = pb.total_epsilon, pb.total_delta
+            spent_e, spent_d = pb.spent_epsilon, pb.spent_delta
+        else:
+            total_e, total_d = s.total_epsilon, s.total_delta
+            spent_e = sum(e for _, e, _ in s.spent)
+            spent_d = sum(d for _, _, d in s.spent)
         this_d = s.delta if s.needs_delta else 0.0
-        return {"spent_epsilon": spent_e, "spent_delta": spent_d,
+        return {"total_epsilon": total_e, "total_delta": total_d,
+                "spent_epsilon": spent_e, "spent_delta": spent_d,
                 "this_epsilon": s.epsilon, "this_delta": this_d,
-                "remaining_epsilon": s.total_epsilon - spent_e - s.epsilon,
-                "remaining_delta": s.total_delta - spent_d - this_d}
+                "remaining_epsilon": total_e - spent_e - s.epsilon,
+                "remaining_delta": total_d - spent_d - this_d}
 
     def refresh(self, aspect: str = "") -> None:
         if aspect not in self.ASPECTS:
             return
         s = self.session
+        pb = s.project_budget
+        f = self.figures()
         for w in (self.total_eps, self.total_delta):
             w.blockSignals(True)
-        self.total_eps.setValue(s.total_epsilon)
-        self.total_delta.setValue(s.total_delta)
+            w.setEnabled(pb is None)
+        self.total_eps.setValue(f["total_epsilon"])
+        self.total_delta.setValue(f["total_delta"])
         for w in (self.total_eps, self.total_delta):
             w.blockSignals(False)
         name = s.dataset.name if s.dataset is not None else "no dataset"
-        self.setToolTip(f"Privacy budget of {name} in this session. {self.note.text()}")
-        f = self.figures()
-        releases = len(s.spent)
+        if pb is None:
+            self.note.setText(SESSION_NOTE)
+            self.setToolTip(f"Privacy budget of {name} in this session. {SESSION_NOTE}")
+            for w, what in ((self.total_eps, "ε"), (self.total_delta, "δ")):
+                w.setToolTip(f"Total {what} you allow for this dataset in this session")
+            releases = len(s.spent)
+            spent_tip = ("Spent by real releases of this dataset in this session; the "
+                         "release being prepared would add the second part")
+        else:
+            self.note.setText(PROJECT_NOTE)
+            self.setToolTip(f"Privacy budget of {name} in the project {pb.project}. "
+                            f"{PROJECT_NOTE}")
+            fixed = ("fixed when the dataset was registered in the project" if pb.registered
+                     else "the project's default: the first release registers the dataset "
+                          "with it")
+            for w, what in ((self.total_eps, "ε"), (self.total_delta, "δ")):
+                w.setToolTip(f"Total {what} of this dataset in {pb.project} ({fixed})")
+            releases = pb.releases
+            spent_tip = (f"Spent by the real releases of {name} recorded in {pb.project}'s "
+                         "ledger; the release being prepared would add the second part")
         self.spent_label.setText(
             f"ε {f['spent_epsilon']:.3g}, δ {f['spent_delta']:.1g} "
             f"({releases} release{'s' if releases != 1 else ''}) · this one: "
             f"ε {f['this_epsilon']:.3g}, δ {f['this_delta']:.1g}")
-        self.spent_label.setToolTip("Spent by real releases of this dataset in this session; "
-                                    "the release being prepared would add the second part")
+        self.spent_label.setToolTip(spent_tip)
         self.this_label.setText(f"ε {f['this_epsilon']:.3g}, δ {f['this_delta']:.1g}")
-        used = (f["spent_epsilon"] + f["this_epsilon"]) / max(s.total_epsilon, 1e-12)
+        left_e = max(f["total_epsilon"] - f["spent_epsilon"], 0.0)
+        left_d = max(f["total_delta"] - f["spent_delta"], 0.0)
+        self.left_label.setText(f"ε {left_e:.3g}, δ {left_d:.1g} of ε {f['total_epsilon']:.3g}, "
+                                f"δ {f['total_delta']:.1g}")
+        self.left_label.setToolTip(
+            (f"What {pb.project}'s ledger leaves for {name}" if pb is not None else
+             "What this session's budget leaves") + " before the release being prepared")
+        self.bar.setToolTip("Share of the project's ε budget for this dataset used after "
+                            "this release" if pb is not None else
+                            "Share of the session's ε budget used after this release")
+        used = (f["spent_epsilon"] + f["this_epsilon"]) / max(f["total_epsilon"], 1e-12)
         value = int(min(used, 1.0) * 1000)
         if value != self.bar.value():
             self.bar.setValue(value)

@@ -31,8 +31,10 @@ from dpstudio.ui.analysis_panel import AnalysisPanel
 from dpstudio.ui.analysis_view import VIEWS as ANALYSIS_VIEWS
 from dpstudio.ui.analysis_view import AnalysisView
 from dpstudio.ui.export_plot import FORMATS, PlotFocusTracker, export_plot, suggested_file_name
+from dpstudio.ui.ledger_view import LedgerView
 from dpstudio.ui.loader import DatasetLoader, LoadStatus
 from dpstudio.ui.presentation import PresentationMode
+from dpstudio.ui.project_controller import ProjectController
 from dpstudio.ui.schema_panel import SchemaPanel
 from dpstudio.ui.session import Analysis, Session
 from dpstudio.ui.settings import Settings
@@ -41,7 +43,7 @@ from dpstudio.ui.table_model import DataFrameModel
 
 APP_NAME = "DP Studio"
 #: Views :meth:`MainWindow.show_view` (and ``dpstudio --screenshot --view``) can show.
-VIEWS = ("analysis", "data") + tuple(v for v in ANALYSIS_VIEWS if v != "analysis")
+VIEWS = ("analysis", "data", "ledger") + tuple(v for v in ANALYSIS_VIEWS if v != "analysis")
 ABOUT_TEXT = (
     f"<h3>{APP_NAME} {dpstudio.__version__}</h3>"
     "<p>Differential privacy on your own data: declare each column's public bounds, "
@@ -102,8 +104,12 @@ class MainWindow(QMainWindow):
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.analysis_view, "Analysis")
         self.tabs.addTab(self.table_view, "Data")
+        self.ledger_view = LedgerView(self)
+        self.tabs.addTab(self.ledger_view, "Ledger")
         self.tabs.setTabToolTip(0, "Privacy–utility, trade-off and result preview (Ctrl+1)")
         self.tabs.setTabToolTip(1, "The dataset's rows (Ctrl+2)")
+        self.tabs.setTabToolTip(2, "The project's real releases of this dataset and its "
+                                   "budget (Ctrl+3)")
         self.setCentralWidget(self.tabs)
 
         # Left: the columns' declared types, bounds and categories (editable).
@@ -125,6 +131,8 @@ class MainWindow(QMainWindow):
         self.presentation = PresentationMode(self, self.settings.presentation_font_scale)
         self.plot_tracker = PlotFocusTracker(self)
         self.setAcceptDrops(True)
+        self.projects = ProjectController(self)
+        self.tabs.currentChanged.connect(self._tab_changed)
 
         self._build_menus()
         self._build_analysis_actions()
@@ -143,13 +151,11 @@ class MainWindow(QMainWindow):
         self._dataset = dataset
         if dataset is None:
             self.table_model.set_frame(pd.DataFrame())
-            self.setWindowTitle(APP_NAME)
             self.file_label.setText("No dataset — File ▸ Open… or File ▸ Open Sample")
             self.file_label.setToolTip("")
             self.size_label.setText("")
         else:
             self.table_model.set_frame(dataset.frame)
-            self.setWindowTitle(f"{APP_NAME} — {dataset.name}")
             details = [dataset.name]
             if encoding := dataset.frame.attrs.get("encoding"):
                 details.append(_ENCODING_NAMES.get(encoding, encoding))
@@ -160,10 +166,25 @@ class MainWindow(QMainWindow):
                 f"{rows:,} {'row' if rows == 1 else 'rows'} × "
                 f"{cols} {'column' if cols == 1 else 'columns'}"
             )
+        self.update_title()
         self._fit_table_columns()  # before the session starts its background jobs
         self.columns_panel.set_dataset(dataset)
         self.session.set_dataset(dataset)
+        if dataset is not None:
+            remembered = self.settings.last_choices.get("analysis", {}).get(dataset.name)
+            if isinstance(remembered, dict):
+                self.session.apply_choices(remembered)
         self.dataset_changed.emit(dataset)
+
+    def update_title(self) -> None:
+        """"DP Studio — survey.csv — study.dpstudio": the dataset and the open project."""
+        parts = [APP_NAME]
+        if self._dataset is not None:
+            parts.append(self._dataset.name)
+        projects = getattr(self, "projects", None)
+        if projects is not None and projects.project is not None:
+            parts.append(f"project {projects.project.path.name}")
+        self.setWindowTitle(" — ".join(parts))
 
     def open_path(self, path: str | os.PathLike[str]) -> bool:
         """Start loading ``path`` in the background (``False`` if the user kept the current
@@ -333,6 +354,9 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"Settings: {settings.warning}", 10000)
 
     def save_settings(self) -> bool:
+        if self._dataset is not None:
+            per_dataset = self.settings.last_choices.setdefault("analysis", {})
+            per_dataset[self._dataset.name] = self.session.choices()
         self.settings.set_window_bytes("geometry", self.saveGeometry())
         self.settings.set_window_bytes("state", self.saveState())
         return self.settings.save()
@@ -347,6 +371,7 @@ class MainWindow(QMainWindow):
             self.save_settings()  # not for offscreen screenshots
         self.loader.shutdown()
         self.analysis.shutdown()
+        self.projects.shutdown()
         super().closeEvent(event)
 
     # -- construction -----------------------------------------------------------------
@@ -382,6 +407,40 @@ class MainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         self._fill_recent_menu()
+
+        file_menu.addSeparator()
+        projects = self.projects
+        self.new_project_action = QAction("&New Project…", self)
+        self.new_project_action.setShortcut(QKeySequence("Ctrl+Shift+N"))
+        self.new_project_action.setStatusTip("Create a project file: datasets, their privacy "
+                                             "budgets and the ledger of real releases")
+        self.new_project_action.triggered.connect(lambda: projects.new_project())
+        file_menu.addAction(self.new_project_action)
+        self.open_project_action = QAction("Open &Project…", self)
+        self.open_project_action.setShortcut(QKeySequence("Ctrl+Shift+O"))
+        self.open_project_action.setStatusTip("Open a DP Studio project (.dpstudio)")
+        self.open_project_action.triggered.connect(lambda: projects.open_project())
+        file_menu.addAction(self.open_project_action)
+        self.recent_projects_menu = file_menu.addMenu("Open Recent Pro&ject")
+        self.recent_projects_menu.aboutToShow.connect(self._fill_recent_projects_menu)
+        self._fill_recent_projects_menu()
+        self.close_project_action = QAction("&Close Project", self)
+        self.close_project_action.setStatusTip("Close the project (releases stay in its file)")
+        self.close_project_action.triggered.connect(lambda: projects.close_project())
+        file_menu.addAction(self.close_project_action)
+        file_menu.addSeparator()
+        self.open_spec_action = QAction("Open Release Spec…", self)
+        self.open_spec_action.setStatusTip("Load a release spec (TOML) into the analysis")
+        self.open_spec_action.triggered.connect(lambda: projects.open_spec())
+        file_menu.addAction(self.open_spec_action)
+        self.save_spec_action = QAction("Save Release Spec…", self)
+        self.save_spec_action.setStatusTip("Save the analysis as a release spec (TOML) for "
+                                           "dpstudio release SPEC.toml --project P --out DIR")
+        self.save_spec_action.triggered.connect(lambda: projects.save_spec())
+        file_menu.addAction(self.save_spec_action)
+        projects.project_changed.connect(self._project_actions)
+        projects.busy_changed.connect(self._project_actions)
+        self._project_actions()
 
         file_menu.addSeparator()
         self.save_schema_action = self.schema_panel.save_action
@@ -462,6 +521,37 @@ class MainWindow(QMainWindow):
         clear.setEnabled(bool(files))
         clear.triggered.connect(self._clear_recent)
 
+    def _fill_recent_projects_menu(self) -> None:
+        menu = self.recent_projects_menu
+        menu.clear()
+        files = self.settings.recent_projects
+        for number, name in enumerate(files, start=1):
+            path = Path(name)
+            label = f"&{number} {path.name}" if number < 10 else path.name
+            action = menu.addAction(label)
+            action.setToolTip(str(path))
+            action.setStatusTip(str(path))
+            action.triggered.connect(lambda _checked=False, p=path:
+                                     self.projects.open_project(p))
+        if not files:
+            menu.addAction("No recent projects").setEnabled(False)
+        menu.addSeparator()
+        clear = menu.addAction("Clear Recent Projects")
+        clear.setEnabled(bool(files))
+        clear.triggered.connect(self._clear_recent_projects)
+
+    def _clear_recent_projects(self) -> None:
+        self.settings.clear_recent_projects()
+        self.settings.save()
+
+    def _project_actions(self, *_args: Any) -> None:
+        """Project actions wait while a release runs; Close needs an open project."""
+        idle = self.projects.busy is None
+        for action in (self.new_project_action, self.open_project_action):
+            action.setEnabled(idle)
+        self.recent_projects_menu.setEnabled(idle)
+        self.close_project_action.setEnabled(idle and self.projects.project is not None)
+
     def _clear_recent(self) -> None:
         self.settings.clear_recent_files()
         self.settings.save()
@@ -515,27 +605,38 @@ class MainWindow(QMainWindow):
     # -- analysis view ----------------------------------------------------------------
 
     def show_view(self, view: str) -> None:
-        """Show "data", "analysis", or one analysis plot filling the tab ("utility",
-        "tradeoff")."""
+        """Show "data", "ledger", "analysis", or one analysis plot filling the tab
+        ("utility", "tradeoff")."""
         if view == "data":
             self.tabs.setCurrentWidget(self.table_view)
+            return
+        if view == "ledger":
+            self.tabs.setCurrentWidget(self.ledger_view)
             return
         self.analysis_view.focus(view)
         self.tabs.setCurrentWidget(self.analysis_view)
 
+    def _tab_changed(self, index: int) -> None:
+        if self.tabs.widget(index) is self.ledger_view and self.projects.project is not None:
+            self.projects.refresh()  # releases made meanwhile by dpstudio release
+
     def _build_analysis_actions(self) -> None:
-        """Ctrl+1 / Ctrl+2 switch tabs, Ctrl+E focuses ε; listed first in the View menu."""
+        """Ctrl+1 / 2 / 3 switch tabs, Ctrl+E focuses ε; listed first in the View menu."""
         self.analysis_tab_action = QAction("&Analysis", self)
         self.analysis_tab_action.setShortcut(QKeySequence("Ctrl+1"))
         self.analysis_tab_action.triggered.connect(lambda: self.show_view("analysis"))
         self.data_tab_action = QAction("&Data", self)
         self.data_tab_action.setShortcut(QKeySequence("Ctrl+2"))
         self.data_tab_action.triggered.connect(lambda: self.show_view("data"))
+        self.ledger_tab_action = QAction("&Ledger", self)
+        self.ledger_tab_action.setShortcut(QKeySequence("Ctrl+3"))
+        self.ledger_tab_action.triggered.connect(lambda: self.show_view("ledger"))
         self.focus_epsilon_action = QAction("Set &ε…", self)
         self.focus_epsilon_action.setShortcut(QKeySequence("Ctrl+E"))
         self.focus_epsilon_action.setStatusTip("Type a privacy budget ε")
         self.focus_epsilon_action.triggered.connect(self._focus_epsilon)
-        actions = [self.analysis_tab_action, self.data_tab_action, self.focus_epsilon_action]
+        actions = [self.analysis_tab_action, self.data_tab_action, self.ledger_tab_action,
+                   self.focus_epsilon_action]
         view_menu = next((a.menu() for a in self.menuBar().actions()
                           if a.text().replace("&", "") == "View"), None)
         if view_menu is not None:

@@ -2,8 +2,9 @@
 
 A number is drawn as a point with its confidence interval and the true value as a
 vertical line; a histogram as grouped bars (noisy with intervals, true in grey). With
-"hide true values" on, nothing computed from the raw data is drawn or written. The real
-"Release" button waits for project files (the release ledger).
+"hide true values" on, nothing computed from the raw data is drawn or written. The
+"Release…" button makes a real release (with a project open; see
+:mod:`dpstudio.ui.project_controller`), which enables it and says why when it cannot.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ __all__ = ["RESULT_TOOLTIP", "RELEASE_TOOLTIP", "ResultPanel"]
 TRUE_COLOUR = "#4b5563"
 RESULT_TOOLTIP = ("One simulated release at the current settings (a seeded generator, not "
                   "the secure one): what a published number could look like.")
-RELEASE_TOOLTIP = "Coming with project files: real releases are recorded in a ledger."
+RELEASE_TOOLTIP = ("Open or create a project (File ▸ New Project… or Open Project…) to make "
+                   "real releases: each is charged to a budget and recorded in its ledger.")
 
 
 def _fmt(v: float) -> str:
@@ -81,6 +83,11 @@ class ResultPanel(QWidget):
     def plotted(self) -> dict:
         """What is drawn: value, ci_low, ci_high, labels and truth (None when hidden)."""
         return dict(self._plotted)
+
+    def set_release_state(self, enabled: bool, tooltip: str) -> None:
+        """Enable the Release… button or not, and say why (its tooltip)."""
+        self.release_button.setEnabled(bool(enabled))
+        self.release_button.setToolTip(tooltip)
 
     def clear_data(self, message: str) -> None:
         self.preview = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -32,6 +32,7 @@ __all__ = [
     "QUERY_PARAMS",
     "TRUST_MODELS",
     "Analysis",
+    "ProjectBudget",
     "Session",
     "Throttle",
 ]
@@ -140,6 +141,33 @@ EPS_RANGE = (compute.EPS_MIN, compute.EPS_MAX)
 DELTA_RANGE = (1e-12, 0.1)
 
 
+@dataclass(frozen=True)
+class ProjectBudget:
+    """The open project's budget for the session's dataset (plain floats, for display).
+
+    ``registered`` is False when the dataset has no release yet: its first release
+    registers it with these totals (the project's defaults).
+    """
+
+    project: str
+    dataset: str
+    total_epsilon: float
+    total_delta: float
+    spent_epsilon: float = 0.0
+    spent_delta: float = 0.0
+    releases: int = 0
+    registered: bool = False
+    accountant: str = "basic"
+
+    @property
+    def remaining_epsilon(self) -> float:
+        return self.total_epsilon - self.spent_epsilon
+
+    @property
+    def remaining_delta(self) -> float:
+        return self.total_delta - self.spent_delta
+
+
 def _column_kind(spec: ColumnSpec) -> str | None:
     """'numeric', 'categorical' or 'boolean' (None for text: nothing to analyse)."""
     return None if spec.type is ColumnType.TEXT else spec.type.value
@@ -150,6 +178,10 @@ class Session(QObject):
 
     Aspects: dataset, column, trust_model, query, query_params, mechanism, params, epsilon,
     delta, relation, confidence, compositions, metric, hide_true, budget.
+
+    ``project_budget`` is the open project's budget for this dataset (None: no project, or
+    a project without a default budget for an unregistered dataset — then the session's
+    own totals apply).
     """
 
     changed = Signal(str)
@@ -179,6 +211,7 @@ class Session(QObject):
         self.total_epsilon = 3.0
         self.total_delta = 1e-5
         self.spent: list[tuple[str, float, float]] = []
+        self.project_budget: ProjectBudget | None = None
 
     # -- dataset and column ----------------------------------------------------------
 
@@ -195,6 +228,29 @@ class Session(QObject):
                 self._load_column(column)
                 self._settle(prefer_query=None)
         self.changed.emit("dataset")
+
+    # -- remembering choices across restarts ------------------------------------------
+
+    CHOICES = ("column", "trust_model", "query", "mechanism", "epsilon", "delta", "relation",
+               "confidence", "compositions", "metric")
+
+    def choices(self) -> dict[str, Any]:
+        """The analyst's choices as plain JSON, to restore them next time."""
+        return {name: getattr(self, name) for name in self.CHOICES}
+
+    def apply_choices(self, choices: dict[str, Any]) -> None:
+        """Restore remembered choices, skipping any the current data no longer allows."""
+        setters = (("column", self.set_column), ("trust_model", self.set_trust_model),
+                   ("query", self.set_query), ("mechanism", self.set_mechanism),
+                   ("epsilon", self.set_epsilon), ("delta", self.set_delta),
+                   ("relation", self.set_relation), ("confidence", self.set_confidence),
+                   ("compositions", self.set_compositions), ("metric", self.set_metric))
+        for name, setter in setters:
+            if name in choices:
+                try:
+                    setter(choices[name])
+                except (ValueError, KeyError, TypeError):
+                    continue  # e.g. a column or mechanism that is gone: keep the default
 
     def analysable_columns(self) -> list[ColumnSpec]:
         """Columns a query can be asked of (not free text), in table order."""
@@ -441,6 +497,12 @@ class Session(QObject):
         """The session's total (ε, δ) for this dataset, against which releases are counted."""
         self.total_epsilon, self.total_delta = float(epsilon), float(delta)
         self.changed.emit("budget")
+
+    def set_project_budget(self, budget: ProjectBudget | None) -> None:
+        """The project's budget for this dataset (None: count against the session's)."""
+        if budget != self.project_budget:
+            self.project_budget = budget
+            self.changed.emit("budget")
 
     def record_spend(self, label: str, epsilon: float, delta: float) -> None:
         """Count a real release against the session budget (basic composition)."""

@@ -2,9 +2,9 @@
 
 ``settings.json`` lives in ``QStandardPaths.AppConfigLocation`` (e.g.
 ``~/.config/DP Studio`` on Linux), or in ``$DPSTUDIO_CONFIG_DIR`` when that is set (tests
-and portable installs). It holds the window's geometry and dock layout, the recent files,
-the palette and ``last_choices`` (a dict the session may fill with whatever it wants
-remembered). Writes are atomic. A file that cannot be read gives the defaults and one
+and portable installs). It holds the window's geometry and dock layout, the recent files
+and projects, the palette and ``last_choices`` (a dict the session may fill with whatever
+it wants remembered). Writes are atomic. A file that cannot be read gives the defaults and one
 line on stderr, never a crash; a file written by a newer DP Studio is left untouched.
 
 Versions: 1 (``recent``, ``theme``, ``geometry`` in hex) → 2 (this one); see
@@ -36,6 +36,7 @@ DEFAULTS: dict[str, Any] = {
     "schema_version": SCHEMA_VERSION,
     "window": {"geometry": None, "state": None},
     "recent_files": [],
+    "recent_projects": [],
     "palette": "light",
     "presentation_font_scale": 1.5,
     "last_choices": {},
@@ -118,6 +119,10 @@ def _validated(data: dict[str, Any]) -> dict[str, Any]:
     recent = data.get("recent_files")
     if isinstance(recent, list):
         out["recent_files"] = _unique([r for r in recent if isinstance(r, str) and r])[:MAX_RECENT]
+    projects = data.get("recent_projects")
+    if isinstance(projects, list):
+        out["recent_projects"] = _unique([r for r in projects
+                                          if isinstance(r, str) and r])[:MAX_RECENT]
     if data.get("palette") in PALETTES:
         out["palette"] = data["palette"]
     scale = data.get("presentation_font_scale")
@@ -237,6 +242,23 @@ class Settings:
 
     def clear_recent_files(self) -> None:
         self.data["recent_files"] = []
+
+    @property
+    def recent_projects(self) -> list[str]:
+        return list(self.data["recent_projects"])
+
+    def add_recent_project(self, path: str | os.PathLike[str]) -> None:
+        """Put the project file ``path`` (absolute) first; keep at most :data:`MAX_RECENT`."""
+        entry = str(Path(path).expanduser().resolve())
+        files = [entry] + [f for f in self.data["recent_projects"] if f != entry]
+        self.data["recent_projects"] = files[:MAX_RECENT]
+
+    def remove_recent_project(self, path: str | os.PathLike[str]) -> None:
+        entry = str(Path(path).expanduser().resolve())
+        self.data["recent_projects"] = [f for f in self.data["recent_projects"] if f != entry]
+
+    def clear_recent_projects(self) -> None:
+        self.data["recent_projects"] = []
 
     @property
     def last_choices(self) -> dict[str, Any]:

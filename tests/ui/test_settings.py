@@ -160,3 +160,26 @@ def test_the_window_remembers_geometry_docks_and_palette(qtbot, config_dir):
         assert (again.width(), again.height()) == (700, 500)
     finally:
         style.apply_palette(app, "light")
+
+
+def test_the_analysis_choices_come_back_for_the_same_dataset(qtbot, config_dir):
+    win = MainWindow(open_dataset(sample_path("survey")))
+    qtbot.addWidget(win)
+    win.session.set_column("faculty")
+    win.session.set_trust_model("local")
+    win.session.set_query("histogram")
+    win.session.set_mechanism("oue")
+    win.session.set_epsilon(0.3)
+    chosen = win.session.choices()
+    assert chosen["mechanism"] == "oue" and chosen["trust_model"] == "local"
+    win.save_settings()
+    win.analysis.shutdown()
+
+    again = MainWindow(open_dataset(sample_path("survey")))
+    qtbot.addWidget(again)
+    assert again.session.choices() == chosen
+    other = MainWindow(open_dataset(sample_path("health")))  # another dataset: defaults
+    qtbot.addWidget(other)
+    assert other.session.trust_model == "central"
+    for w in (again, other):
+        w.analysis.shutdown()

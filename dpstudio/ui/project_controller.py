@@ -1,0 +1,577 @@
+"""Projects, releases and release specs in the main window.
+
+:class:`ProjectController` holds the open :class:`~dpstudio.project.Project`, keeps the
+Release… button, the budget panel (the project's budget for the session's dataset) and
+the Ledger tab up to date, and runs a release:
+
+1. **Check** (worker thread): :meth:`Project.check` — the budget, the dataset's
+   fingerprint, the query — without drawing noise. A refusal (budget exceeded, dataset
+   changed, …) is shown and nothing else happens.
+2. **Confirm**: :class:`~dpstudio.ui.project_dialogs.ReleaseDialog` shows what will be
+   released, what it charges and what is left before and after, and the output options.
+3. **Release** (worker thread, never the UI thread): :meth:`Project.release` — noise from
+   the OS CSPRNG, charged and written as one transaction (nothing half-done: see
+   :mod:`dpstudio.project.project`). Then the released value and its files.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox
+
+from dpstudio.data.errors import DataError
+from dpstudio.engine.errors import EngineError
+from dpstudio.export.errors import ExportError
+from dpstudio.project import (
+    BudgetExceededError,
+    BudgetState,
+    DatasetChangedError,
+    DatasetRecord,
+    Project,
+    ProjectError,
+    ReleaseRecord,
+    ReleaseSpec,
+    SpecError,
+    load_spec,
+    save_spec,
+)
+from dpstudio.ui.ledger_view import LedgerData
+from dpstudio.ui.project_dialogs import (
+    PROJECT_FILTER,
+    NewProjectDialog,
+    ReleaseDialog,
+    ReleaseDoneDialog,
+)
+from dpstudio.ui.result_panel import RELEASE_TOOLTIP
+from dpstudio.ui.session import TRUST_MODELS, ProjectBudget
+from dpstudio.ui.worker import JobRunner
+
+__all__ = ["SPEC_FILTER", "ProjectController"]
+
+SPEC_FILTER = "Release specs (*.toml);;All files (*)"
+#: Errors a check or release reports to the user (one line each); anything else is a bug.
+_EXPECTED = (ProjectError, DataError, EngineError, ExportError, OSError)
+RELEASE_READY = ("Release this statistic for real: noise from the OS CSPRNG, charged to "
+                 "the project's budget and recorded in its ledger (you confirm first).")
+
+
+@dataclass
+class _Outcome:
+    """What a worker job returns: its value, or the expected error it raised."""
+
+    value: Any = None
+    error: Exception | None = None
+
+
+def _check_job(project: Project, spec: ReleaseSpec, out: Path, state: Any = None) -> _Outcome:
+    try:
+        return _Outcome(project.check(spec, out))
+    except _EXPECTED as exc:
+        return _Outcome(error=exc)
+
+
+def _release_job(project: Project, spec: ReleaseSpec, out: Path, state: Any = None
+                 ) -> _Outcome:
+    try:
+        return _Outcome(project.release(spec, out))
+    except _EXPECTED as exc:
+        return _Outcome(error=exc)
+
+
+def _short(x: float) -> str:
+    return "0" if x == 0 else f"{x:.4g}"
+
+
+class ProjectController(QObject):
+    """The open project of one :class:`~dpstudio.ui.main_window.MainWindow`.
+
+    ``busy`` is ``"check"`` or ``"release"`` while a job runs, else ``None``.
+    ``done_dialog`` is the last release's result dialog (tests).
+    """
+
+    project_changed = Signal(object)     # Project | None
+    release_done = Signal(object)        # ReleaseRecord
+    release_refused = Signal(str)        # the one-line reason
+    busy_changed = Signal(bool)
+
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.window = window
+        self.session = window.session
+        self.settings = window.settings
+        self.project: Project | None = None
+        self.busy: str | None = None
+        self.done_dialog: ReleaseDoneDialog | None = None
+        self._record: DatasetRecord | None = None
+        self._ledger_key: str | None = None   # a dataset chosen in the Ledger tab
+        self._pending_spec: ReleaseSpec | None = None
+        self._spec: ReleaseSpec | None = None
+        self._out: Path | None = None
+        self._stale = False
+        self.runner = JobRunner(self)
+        self.runner.sig_finished.connect(self._job_finished)
+        self.runner.sig_failed.connect(self._job_failed)
+        self.session.changed.connect(self._session_changed)
+        window.ledger_view.dataset_chosen.connect(self._ledger_dataset_chosen)
+        window.result_panel.release_button.clicked.connect(self.start_release)
+
+    # -- opening and closing ---------------------------------------------------------------
+
+    def _start_folder(self) -> Path:
+        if self.project is not None:
+            return self.project.path.parent
+        if self.session.dataset is not None:
+            return self.session.dataset.path.parent
+        return Path.home()
+
+    def new_project(self) -> bool:
+        """Ask where and with which default budget, then create the project and open it."""
+        if self.busy:
+            return False
+        dialog = NewProjectDialog(self.window, self._start_folder())
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return False
+        return self.create_project(**dialog.values())
+
+    def create_project(self, path: str | os.PathLike[str], epsilon: float, delta: float,
+                       relation: str = "add-remove") -> bool:
+        try:
+            project = Project.create(path, epsilon=epsilon, delta=delta, relation=relation)
+        except ProjectError as exc:
+            QMessageBox.critical(self.window, "Could not create the project", str(exc))
+            return False
+        self.set_project(project)
+        self.window.statusBar().showMessage(f"Created {project.path}", 5000)
+        return True
+
+    def open_project(self, path: str | os.PathLike[str] | None = None) -> bool:
+        """Open a project file (ask which if ``path`` is None); on error keep the current one."""
+        if self.busy:
+            return False
+        if path is None:
+            path, _ = QFileDialog.getOpenFileName(self.window, "Open project",
+                                                  str(self._start_folder()), PROJECT_FILTER)
+            if not path:
+                return False
+        try:
+            project = Project.open(path)
+        except (ProjectError, OSError) as exc:
+            if not Path(path).exists():
+                self.settings.remove_recent_project(path)
+                self.settings.save()
+            message = str(exc) if isinstance(exc, ProjectError) else (
+                f"cannot open {Path(path).name} ({exc.strerror or exc})")
+            QMessageBox.critical(self.window, "Could not open the project", message)
+            return False
+        self.set_project(project)
+        report = project.last_recovery
+        if report.completed or report.aborted:
+            self.window.statusBar().showMessage(
+                f"Recovered interrupted releases: {len(report.completed)} completed, "
+                f"{len(report.aborted)} aborted (their budget stays charged)", 10000)
+        return True
+
+    def close_project(self) -> bool:
+        if self.busy or self.project is None:
+            return False
+        self.set_project(None)
+        return True
+
+    def set_project(self, project: Project | None) -> None:
+        old, self.project = self.project, project
+        if old is not None and old is not project:
+            old.close()
+        self._ledger_key = None
+        if project is not None:
+            self.settings.add_recent_project(project.path)
+            self.settings.save()
+        self.refresh()
+        self.window.update_title()
+        self.project_changed.emit(project)
+
+    def shutdown(self) -> None:
+        """The window closes: let a running release finish (never cut it), then close."""
+        self.runner.shutdown()
+        if self.project is not None:
+            self.project.close()
+            self.project = None
+
+    # -- state -------------------------------------------------------------------------------
+
+    def _session_changed(self, aspect: str) -> None:
+        if aspect == "epsilon":
+            return  # the hot path of a slider drag; nothing here depends on ε
+        if aspect == "dataset":
+            self._ledger_key = None
+            self.refresh()
+            if self._pending_spec is not None:
+                spec, self._pending_spec = self._pending_spec, None
+                if self._same_dataset(spec):
+                    self._apply_spec(spec)
+            return
+        self.update_release_state()
+
+    def _same_dataset(self, spec: ReleaseSpec) -> bool:
+        d = self.session.dataset
+        return d is not None and Path(spec.dataset).resolve() == d.path.resolve()
+
+    def _find_record(self) -> DatasetRecord | None:
+        d = self.session.dataset
+        if self.project is None or d is None:
+            return None
+        try:
+            return self.project.dataset(str(d.path.resolve()))
+        except ProjectError:
+            return None
+
+    def refresh(self) -> None:
+        """Re-read the project: the dataset's record, the budget panel, the Ledger tab."""
+        if self.busy == "release":
+            self._stale = True  # the ledger is being written; read it when done
+            return
+        self._stale = False
+        self._record = self._find_record()
+        self.session.set_project_budget(self._project_budget())
+        self.window.ledger_view.set_data(self._ledger_data())
+        self.update_release_state()
+
+    def _project_budget(self) -> ProjectBudget | None:
+        p, d = self.project, self.session.dataset
+        if p is None or d is None:
+            return None
+        if self._record is not None:
+            b = p.budget(self._record)
+            return ProjectBudget(p.path.name, d.name, float(b.total_epsilon),
+                                 float(b.total_delta), float(b.spent_epsilon),
+                                 float(b.spent_delta), len(p.ledger(self._record)), True,
+                                 b.accountant)
+        defaults = p.defaults()
+        if defaults["epsilon"] is None:
+            return None  # the session's budget registers it (see current_spec)
+        return ProjectBudget(p.path.name, d.name, float(defaults["epsilon"]),
+                             float(defaults["delta"]), accountant=defaults["accountant"])
+
+    def _ledger_data(self) -> LedgerData | None:
+        p = self.project
+        if p is None:
+            return None
+        records = p.datasets()
+        names = [r.name for r in records]
+        datasets = [(str(r.id), r.name if names.count(r.name) == 1 else f"{r.name} (#{r.id})")
+                    for r in records]
+        shown: DatasetRecord | None = None
+        if self._ledger_key is not None:
+            shown = next((r for r in records if str(r.id) == self._ledger_key), None)
+        if shown is None:
+            shown = self._record
+        d = self.session.dataset
+        if shown is None and d is None and records:
+            shown = records[0]
+        data = LedgerData(project=p.path.name, datasets=datasets)
+        if shown is not None:
+            data.current, data.dataset = str(shown.id), shown.name
+            data.releases = p.ledger(shown)
+            data.points = p.cumulative_epsilon(shown)
+            data.budget = p.budget(shown)
+            if not data.releases:
+                data.message = f"No releases of {shown.name} yet."
+            return data
+        if d is None:
+            data.message = "No dataset registered yet: open a dataset and release from it."
+            return data
+        data.dataset = d.name
+        defaults = p.defaults()
+        if defaults["epsilon"] is not None:
+            data.budget = BudgetState(defaults["epsilon"], defaults["delta"], 0, 0,
+                                      defaults["accountant"])
+            data.message = (f"No releases of {d.name} yet: its first release registers it "
+                            f"with the project's default budget ε = "
+                            f"{_short(float(defaults['epsilon']))}, δ = "
+                            f"{_short(float(defaults['delta']))}.")
+        else:
+            data.message = (f"No releases of {d.name} yet: its first release registers it "
+                            "with the session's budget (the project has no default).")
+        return data
+
+    def _ledger_dataset_chosen(self, key: str) -> None:
+        self._ledger_key = key
+        if self.project is not None:
+            self.window.ledger_view.set_data(self._ledger_data())
+
+    def release_problem(self) -> str | None:
+        """Why the current analysis cannot be released now (one line), or None."""
+        s = self.session
+        if self.project is None:
+            return RELEASE_TOOLTIP
+        if self.busy == "release":
+            return "A release is under way…"
+        if self.busy == "check":
+            return "Checking the budget…"
+        problem = s.problem()
+        if problem:
+            return f"Nothing to release: {problem}."
+        if s.trust_model != "central":
+            label = TRUST_MODELS[s.trust_model]["label"]
+            return (f"{label}-model releases are not in the project format yet: local, "
+                    "shuffle and distributed releases cannot be recorded in a ledger. "
+                    "Choose the central model to release.")
+        relation = (self._record.relation if self._record is not None
+                    else self.project.defaults()["relation"])
+        if s.relation != relation:
+            return (f"{s.dataset.name if s.dataset else 'This dataset'} is budgeted under the "
+                    f"{relation} relation in {self.project.path.name}: choose that "
+                    "neighbouring relation (Analysis panel) to release.")
+        return None
+
+    def update_release_state(self) -> None:
+        problem = self.release_problem()
+        self.window.result_panel.set_release_state(problem is None, problem or RELEASE_READY)
+
+    def _set_busy(self, busy: str | None) -> None:
+        self.busy = busy
+        self.update_release_state()
+        self.busy_changed.emit(busy is not None)
+
+    # -- specs -----------------------------------------------------------------------------------
+
+    def _choices(self) -> dict[str, Any]:
+        choices = self.settings.last_choices.get("release")
+        return dict(choices) if isinstance(choices, dict) else {}
+
+    def _remember(self, formats: tuple[str, ...], report: bool, script: bool) -> None:
+        self.settings.last_choices["release"] = {"formats": list(formats), "report": report,
+                                                 "script": script}
+        self.settings.save()
+
+    def current_spec(self) -> ReleaseSpec | None:
+        """The session's analysis as a release spec (None when nothing can be released)."""
+        s = self.session
+        settings = s.settings()
+        if settings is None or s.dataset is None or s.trust_model != "central":
+            return None
+        choices = self._choices()
+        formats = tuple(f for f in choices.get("formats", ()) if isinstance(f, str))
+        # A [budget] registers the dataset on its first release: the session's totals
+        # when no project default will (no project open, or one without defaults).
+        budget: tuple[float | None, float | None] = (s.total_epsilon, s.total_delta)
+        accountant = "basic"
+        if self.project is not None:
+            defaults = self.project.defaults()
+            accountant = (self._record.accountant if self._record is not None
+                          else defaults["accountant"])
+            if self._record is not None or defaults["epsilon"] is not None:
+                budget = (None, None)
+        return ReleaseSpec(
+            dataset=str(s.dataset.path.resolve()), query=settings.spec(),
+            formats=formats or ("csv", "json"), report=bool(choices.get("report", False)),
+            script=bool(choices.get("script", False)), budget_epsilon=budget[0],
+            budget_delta=budget[1], accountant=accountant)
+
+    def default_out_dir(self) -> Path:
+        assert self.project is not None
+        return self.project.path.parent / f"{self.project.path.stem}-releases"
+
+    def save_spec(self, path: str | os.PathLike[str] | None = None) -> Path | None:
+        """Write the current analysis as a TOML release spec (ask where if ``path`` is None)."""
+        spec = self.current_spec()
+        if spec is None:
+            problem = self.session.problem()
+            QMessageBox.information(
+                self.window, "Save release spec",
+                f"Nothing to save: {problem}." if problem else
+                "Only central-model analyses can be saved as release specs.")
+            return None
+        if path is None:
+            d = self.session.dataset
+            start = d.path.parent / f"{spec.query.query}-{spec.query.column}.toml"
+            path, _ = QFileDialog.getSaveFileName(self.window, "Save release spec",
+                                                  str(start), SPEC_FILTER)
+            if not path:
+                return None
+            if not path.lower().endswith(".toml"):
+                path += ".toml"
+        target = Path(path)
+        data = Path(spec.dataset)
+        folder = target.resolve().parent
+        if data.is_relative_to(folder):  # portable with its data
+            spec = replace(spec, dataset=data.relative_to(folder).as_posix())
+        if self.project is not None and self._record is not None:
+            spec = replace(spec, fingerprint=self._record.fingerprint)
+        try:
+            written = save_spec(spec, target)
+        except SpecError as exc:
+            QMessageBox.critical(self.window, "Could not save the release spec", str(exc))
+            return None
+        self.window.statusBar().showMessage(f"Release spec saved to {written}", 5000)
+        return written
+
+    def open_spec(self, path: str | os.PathLike[str] | None = None) -> bool:
+        """Load a release spec into the session (its dataset is opened if another)."""
+        if path is None:
+            start = self._start_folder()
+            path, _ = QFileDialog.getOpenFileName(self.window, "Open release spec",
+                                                  str(start), SPEC_FILTER)
+            if not path:
+                return False
+        try:
+            spec = load_spec(path)
+        except SpecError as exc:
+            QMessageBox.critical(self.window, "Could not open the release spec", str(exc))
+            return False
+        self._remember(spec.formats, spec.report, spec.script)
+        if self._same_dataset(spec):
+            self._apply_spec(spec)
+            return True
+        if not Path(spec.dataset).is_file():
+            QMessageBox.critical(self.window, "Could not open the release spec",
+                                 f"{Path(path).name}: its dataset {spec.dataset} does not exist")
+            return False
+        self._pending_spec = spec
+        if not self.window.open_path(spec.dataset):
+            self._pending_spec = None
+            return False
+        return True
+
+    def _apply_spec(self, spec: ReleaseSpec) -> list[str]:
+        """Set the session to the spec's choices; the ones it cannot take are reported."""
+        from dpstudio.ui.schema_panel import format_bound, format_categories
+
+        s, q = self.session, spec.query
+        problems: list[str] = []
+        s.set_trust_model("central")
+        columns = [c.name for c in s.analysable_columns()]
+        if q.column not in columns:
+            problems.append(f"no column '{q.column}' to analyse in {s.dataset.name}")
+        else:
+            s.set_column(q.column)
+            panel = self.window.schema_panel
+            declared = s.schema[q.column] if s.schema is not None else None
+            if q.bounds is not None and declared is not None and declared.bounds != q.bounds:
+                if not panel.edit(q.column, "bounds", (format_bound(q.bounds[0]),
+                                                       format_bound(q.bounds[1]))):
+                    problems.append(f"bounds {q.bounds[0]:g} – {q.bounds[1]:g}: "
+                                    f"{panel.message_text()}")
+            if (q.categories is not None and declared is not None
+                    and tuple(declared.categories) != tuple(q.categories)):
+                if not panel.edit(q.column, "categories", format_categories(q.categories)):
+                    problems.append(f"categories: {panel.message_text()}")
+            s.set_query(q.query)
+            if s.query != q.query:
+                problems.append(f"no {q.query} of '{q.column}'")
+            if q.bins is not None:
+                s.set_query_param("bins", int(q.bins))
+            if q.quantile is not None and q.query == "quantile":
+                s.set_query_param("quantile", float(q.quantile))
+            s.set_mechanism(q.mechanism)
+            if s.mechanism != q.mechanism:
+                problems.append(f"mechanism {q.mechanism} is not offered for this query")
+            else:
+                names = {p.name for p in s.info.params} if s.info is not None else set()
+                for key, value in q.params.items():
+                    if key in names:
+                        s.set_param(key, value)
+                    else:
+                        problems.append(f"parameter {key} is not one of {q.mechanism}'s")
+            s.set_relation(q.relation)
+            s.set_confidence(q.confidence)
+            s.set_budget(q.epsilon, q.delta if q.delta > 0 else None)
+            if abs(s.epsilon - q.epsilon) > 1e-12 * max(q.epsilon, 1.0):
+                problems.append(f"ε = {q.epsilon:g} is outside the slider's range "
+                                f"(ε = {s.epsilon:g} set)")
+        if spec.fingerprint and s.dataset is not None and s.dataset.sha256 != spec.fingerprint:
+            problems.append(f"{s.dataset.name} is not the file the spec names (its SHA-256 "
+                            "differs): dpstudio release would refuse this spec")
+        name = Path(spec.source or "spec").name
+        if problems:
+            QMessageBox.warning(self.window, "Release spec applied in part",
+                                f"{name}: " + "; ".join(problems) + ".")
+        else:
+            self.window.statusBar().showMessage(f"Release spec {name} loaded", 5000)
+        self.update_release_state()
+        return problems
+
+    # -- releasing -------------------------------------------------------------------------------
+
+    def start_release(self) -> bool:
+        """The Release… button: check in the worker, then confirm, then release."""
+        self.refresh()  # another process (dpstudio release) may have used the project
+        if self.release_problem() is not None or self.project is None:
+            return False
+        spec = self.current_spec()
+        if spec is None:
+            return False
+        self._spec, self._out = spec, self.default_out_dir()
+        self._set_busy("check")
+        self.window.statusBar().showMessage("Checking the budget…")
+        self.runner.submit("check", _check_job, self.project, spec, self._out)
+        return True
+
+    def _job_failed(self, key: str, message: str) -> None:  # a bug in a job: say so
+        self._set_busy(None)
+        self.refresh()
+        self.window.statusBar().clearMessage()
+        QMessageBox.critical(self.window, "Release failed", message)
+
+    def _job_finished(self, key: str, outcome: _Outcome) -> None:
+        self._set_busy(None)
+        self.window.statusBar().clearMessage()
+        if key == "check":
+            if outcome.error is not None:
+                self._refused(outcome.error)
+                return
+            self._confirm(outcome.value)
+        elif key == "release":
+            self.refresh()
+            if outcome.error is not None:
+                self._refused(outcome.error)
+                return
+            self._released(outcome.value)
+
+    def _refused(self, error: Exception) -> None:
+        message = str(error)
+        if isinstance(error, BudgetExceededError):
+            title = "Budget exceeded"
+        elif isinstance(error, DatasetChangedError):
+            title = "The dataset has changed"
+        else:
+            title = "Cannot release"
+            if isinstance(error, OSError):
+                message = f"{error.strerror or error}"
+        self.release_refused.emit(message)
+        QMessageBox.warning(self.window, title, message)
+
+    def _confirm(self, check: dict[str, Any]) -> None:
+        assert self._spec is not None and self._out is not None and self.project is not None
+        dialog = ReleaseDialog(self._spec, check, project=self.project.path.name,
+                               out_dir=self._out, choices=self._choices(), parent=self.window)
+        self.release_dialog = dialog
+        if dialog.exec() != QDialog.DialogCode.Accepted or self.project is None:
+            return
+        v = dialog.values()
+        self._remember(v["formats"], v["report"], v["script"])
+        spec = replace(self._spec, formats=v["formats"], report=v["report"],
+                       script=v["script"])
+        self._set_busy("release")
+        self.window.statusBar().showMessage("Releasing (noise from the OS CSPRNG)…")
+        self.runner.submit("release", _release_job, self.project, spec, v["out_dir"])
+
+    def _released(self, record: ReleaseRecord) -> None:
+        budget = ""
+        if self.project is not None:
+            try:
+                budget = (f"Budget of {self.project.dataset(record.dataset_id).name}: "
+                          f"{self.project.budget(record.dataset_id).describe()}")
+            except ProjectError:
+                budget = ""
+        self.window.statusBar().showMessage(
+            f"Release #{record.id} written to {record.out_dir}", 10000)
+        if self.done_dialog is not None:
+            self.done_dialog.close()
+        self.done_dialog = ReleaseDoneDialog(record, budget, self.window)
+        self.done_dialog.show()
+        self.release_done.emit(record)

@@ -1,0 +1,374 @@
+"""Projects, releases and the ledger in the main window: create a project, release through
+the confirmation dialog (its exec patched to accept), see the files, the Ledger tab, the
+cumulative-ε plot and the budget panel; refusals (budget exceeded, dataset changed, not a
+project) show their message and write nothing; release specs round-trip."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, QRect, Qt
+from PySide6.QtGui import QColor, QImage
+from PySide6.QtWidgets import QDialog, QMessageBox
+
+from dpstudio.commands import release as release_command
+from dpstudio.data import open_dataset, sample_path
+from dpstudio.engine.queries import QuerySpec
+from dpstudio.project import Project, ReleaseSpec, load_spec
+from dpstudio.ui import session as session_module
+from dpstudio.ui.ledger_view import BUDGET_COLOUR, COLUMNS
+from dpstudio.ui.main_window import MainWindow
+from dpstudio.ui.project_dialogs import NewProjectDialog, ReleaseDialog
+from dpstudio.ui.result_panel import RELEASE_TOOLTIP
+
+TIMEOUT_MS = 15_000
+SIZE = (1400, 900)
+
+
+@pytest.fixture
+def data(tmp_path) -> Path:
+    """A copy of the survey sample (with its declarations), so the test may change it."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    src = sample_path("survey")
+    shutil.copy(src, folder / src.name)
+    shutil.copy(src.with_name(src.name + ".schema.json"), folder / (src.name + ".schema.json"))
+    return folder / src.name
+
+
+@pytest.fixture
+def window(qtbot, data, monkeypatch):
+    monkeypatch.setattr(session_module.Analysis, "planned_comparisons", False)
+    win = MainWindow(open_dataset(data))
+    qtbot.addWidget(win)
+    win.resize(*SIZE)
+    assert win.analysis.wait_idle(20)
+    yield win
+    win.analysis.shutdown()
+    win.projects.shutdown()
+
+
+@pytest.fixture
+def messages(monkeypatch):
+    """QMessageBox.critical / warning / information recorded instead of shown."""
+    shown: list[tuple[str, str, str]] = []
+    for kind in ("critical", "warning", "information"):
+        monkeypatch.setattr(QMessageBox, kind, staticmethod(
+            lambda _parent, title, text, *a, _k=kind, **kw: shown.append((_k, title, text))
+            or QMessageBox.StandardButton.Ok))
+    return shown
+
+
+class Confirm:
+    """ReleaseDialog.exec patched: records the dialog, ticks the script box, accepts."""
+
+    def __init__(self, monkeypatch, before=None) -> None:
+        self.dialogs: list[ReleaseDialog] = []
+        self.before = before
+        confirm = self
+
+        def exec_(dialog: ReleaseDialog) -> int:
+            confirm.dialogs.append(dialog)
+            dialog.script_box.setChecked(True)
+            if confirm.before is not None:
+                confirm.before(dialog)
+            return QDialog.DialogCode.Accepted
+
+        monkeypatch.setattr(ReleaseDialog, "exec", exec_)
+
+
+def _create(win: MainWindow, tmp_path: Path, epsilon: float = 1.0) -> Path:
+    path = tmp_path / "study.dpstudio"
+    assert win.projects.create_project(path, epsilon=epsilon, delta=1e-5)
+    return path
+
+
+def _release(win: MainWindow, qtbot):
+    button = win.result_panel.release_button
+    assert button.isEnabled(), button.toolTip()
+    with qtbot.waitSignal(win.projects.release_done, timeout=TIMEOUT_MS) as blocker:
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    return blocker.args[0]
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
+
+
+def test_release_a_mean_through_the_dialog(window, qtbot, tmp_path, monkeypatch):
+    assert not window.result_panel.release_button.isEnabled()
+    assert window.result_panel.release_button.toolTip() == RELEASE_TOOLTIP
+    project = _create(window, tmp_path)
+    assert "study.dpstudio" in window.windowTitle() and "survey.csv" in window.windowTitle()
+    s = window.session
+    assert (s.column, s.query, s.mechanism, s.trust_model) == ("age", "mean", "laplace",
+                                                               "central")
+    s.set_epsilon(0.6)
+    # Before any release the budget panel shows the project's default budget.
+    assert window.analysis_panel.budget_panel.figures()["total_epsilon"] == 1.0
+    assert "study.dpstudio" in window.analysis_panel.budget_box.title()
+    confirm = Confirm(monkeypatch)
+    opened = []
+    monkeypatch.setattr("dpstudio.ui.project_dialogs.QDesktopServices.openUrl",
+                        lambda url: opened.append(url.toLocalFile()) or True)
+    on_ui_thread = []
+    real_release = Project.release
+
+    def spy(self, *args, **kwargs):
+        on_ui_thread.append(threading.current_thread() is threading.main_thread())
+        return real_release(self, *args, **kwargs)
+
+    monkeypatch.setattr(Project, "release", spy)
+
+    record = _release(window, qtbot)
+
+    assert on_ui_thread == [False]  # the release ran in the worker
+
+    # The confirmation said what, what it costs, and that it is real.
+    dialog = confirm.dialogs[0]
+    assert "OS CSPRNG" in dialog.banner.text()
+    assert "ε = 0.6" in dialog.charge_label.text()
+    assert "ε = 1" in dialog.before_label.text() and "ε = 0.4" in dialog.after_label.text()
+    assert "registered" in dialog.notes_label.text()
+    # The release: done, its files written next to the project.
+    out = project.parent / "study-releases"
+    assert record.status == "done" and record.out_dir == out
+    assert (record.query, record.column, record.mechanism) == ("mean", "age", "laplace")
+    assert float(record.epsilon) == 0.6
+    names = _files(out)
+    assert names == sorted(f.name for f in record.files)
+    assert any(n.endswith(".csv") for n in names) and any(n.endswith(".py") for n in names)
+    assert any(n.endswith(".manifest.json") for n in names)
+    # The result dialog shows the released value and opens the folder.
+    done = window.projects.done_dialog
+    assert done is not None and done.isVisible()
+    value = record.result["value"]
+    assert f"{value:,.6g}" in done.value_label.text()
+    assert done.files.count() == len(record.files)
+    done.open_button.click()
+    assert opened == [str(out)]
+    # The Ledger tab: one row, one point on the cumulative plot under the budget line.
+    window.ledger_tab_action.trigger()
+    assert window.tabs.currentWidget() is window.ledger_view
+    rows = window.ledger_view.rows()
+    assert len(rows) == 1
+    row = dict(zip(COLUMNS, rows[0], strict=True))
+    assert (row["Query"], row["Column"], row["Mechanism"], row["ε"], row["δ"],
+            row["Status"]) == ("Mean", "age", "laplace", "0.6", "0", "done")
+    assert row["#"] == str(record.id) and "manifest" in row["Files"]
+    plotted = window.ledger_view.plotted()
+    assert plotted["ids"] == [record.id]
+    np.testing.assert_allclose(plotted["cumulative_epsilon"], [0.6])
+    assert plotted["budget_epsilon"] == 1.0
+    assert "ε 0.4</b> of 1" in window.ledger_view.remaining.text()
+    # The budget panel shows what the project has left.
+    figures = window.analysis_panel.budget_panel.figures()
+    assert figures["spent_epsilon"] == pytest.approx(0.6)
+    assert figures["remaining_epsilon"] == pytest.approx(1.0 - 0.6 - 0.6)
+    assert "ε 0.4," in window.analysis_panel.budget_panel.left_label.text()
+    assert "(1 release)" in window.analysis_panel.budget_panel.spent_label.text()
+    assert not window.analysis_panel.budget_panel.total_eps.isEnabled()
+    # Closing the project falls back to the session-level budget.
+    assert window.projects.close_project()
+    assert window.session.project_budget is None
+    assert window.analysis_panel.budget_panel.total_eps.isEnabled()
+    assert window.ledger_view.rows() == [] and "study" not in window.windowTitle()
+
+
+def test_a_release_over_budget_shows_what_is_left_and_writes_nothing(
+        window, qtbot, tmp_path, monkeypatch, messages):
+    project = _create(window, tmp_path)
+    window.session.set_epsilon(0.6)
+    confirm = Confirm(monkeypatch)
+    _release(window, qtbot)
+    out = project.parent / "study-releases"
+    before = _files(out)
+    # The second one is refused before the confirmation: nothing drawn, nothing written.
+    qtbot.mouseClick(window.result_panel.release_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bool(messages), timeout=TIMEOUT_MS)
+    kind, title, text = messages[-1]
+    assert (kind, title) == ("warning", "Budget exceeded")
+    assert "only ε = 0.4" in text and "is left" in text
+    assert len(confirm.dialogs) == 1 and _files(out) == before
+    assert len(window.ledger_view.rows()) == 1
+    assert window.result_panel.release_button.isEnabled()  # ready to try a smaller ε
+
+
+def test_budget_spent_elsewhere_while_confirming_refuses_the_release(
+        window, qtbot, tmp_path, monkeypatch, messages, data):
+    project = _create(window, tmp_path)
+    window.session.set_epsilon(0.6)
+    other = tmp_path / "other-out"
+
+    def spend_elsewhere(_dialog: ReleaseDialog) -> None:  # another process, same project
+        with Project.open(project) as p:
+            p.release(ReleaseSpec(str(data), QuerySpec("count", "laplace", 0.6,
+                                                       column="age")), other)
+
+    Confirm(monkeypatch, before=spend_elsewhere)
+    qtbot.mouseClick(window.result_panel.release_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bool(messages), timeout=TIMEOUT_MS)
+    assert messages[-1][1] == "Budget exceeded" and "0.4" in messages[-1][2]
+    assert not (project.parent / "study-releases").exists()  # not even the folder
+    rows = window.ledger_view.rows()
+    assert len(rows) == 1 and rows[0][2] == "Count"  # only the other process's release
+    assert window.session.project_budget.spent_epsilon == pytest.approx(0.6)
+
+
+def test_a_changed_dataset_is_refused(window, qtbot, tmp_path, monkeypatch, messages, data):
+    _create(window, tmp_path, epsilon=5.0)
+    Confirm(monkeypatch)
+    _release(window, qtbot)
+    with open(data, "a", encoding="utf-8") as handle:
+        handle.write("R9999,online,Arts,1st,30,10,no,,3.1,no\n")
+    qtbot.mouseClick(window.result_panel.release_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bool(messages), timeout=TIMEOUT_MS)
+    assert messages[-1][1] == "The dataset has changed"
+    assert "changed since it was registered" in messages[-1][2]
+    assert len(window.ledger_view.rows()) == 1
+
+
+def test_release_button_says_why_it_is_disabled(window, tmp_path):
+    _create(window, tmp_path)
+    button = window.result_panel.release_button
+    assert button.isEnabled() and "OS CSPRNG" in button.toolTip()
+    window.session.set_trust_model("local")
+    assert not button.isEnabled() and "not in the project format yet" in button.toolTip()
+    window.session.set_trust_model("central")
+    window.session.set_relation("replace")
+    assert not button.isEnabled() and "add-remove relation" in button.toolTip()
+    window.session.set_relation("add-remove")
+    assert button.isEnabled()
+
+
+def test_new_project_dialog_and_recent_projects(window, tmp_path, monkeypatch):
+    target = tmp_path / "from-dialog"
+
+    def exec_(dialog: NewProjectDialog) -> int:
+        assert dialog.epsilon.toolTip() and dialog.delta.toolTip() and dialog.relation.toolTip()
+        dialog.path_edit.setText(str(target))  # the suffix is added
+        dialog.epsilon.setValue(2.0)
+        dialog.relation.setCurrentIndex(1)
+        return QDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(NewProjectDialog, "exec", exec_)
+    window.new_project_action.trigger()
+    path = target.with_name("from-dialog.dpstudio")
+    assert window.projects.project.path == path
+    defaults = window.projects.project.defaults()
+    assert (float(defaults["epsilon"]), defaults["relation"]) == (2.0, "replace")
+    assert window.settings.recent_projects[0] == str(path.resolve())
+    window._fill_recent_projects_menu()
+    labels = [a.text() for a in window.recent_projects_menu.actions()]
+    assert any("from-dialog.dpstudio" in t for t in labels)
+    assert window.projects.close_project()
+    next(a for a in window.recent_projects_menu.actions()
+         if "from-dialog" in a.text()).trigger()
+    assert window.projects.project is not None and window.projects.project.path == path
+
+
+def test_opening_a_file_that_is_not_a_project_shows_why(window, tmp_path, messages):
+    project = _create(window, tmp_path)
+    title = window.windowTitle()
+    bogus = tmp_path / "notes.dpstudio"
+    bogus.write_text("not a database\n", encoding="utf-8")
+    assert not window.projects.open_project(bogus)
+    kind, heading, text = messages[-1]
+    assert (kind, heading) == ("critical", "Could not open the project")
+    assert "is not a DP Studio project" in text and "\n" not in text
+    assert window.projects.project.path == project and window.windowTitle() == title
+    # Creating over an existing file is refused the same way.
+    assert not window.projects.create_project(bogus, epsilon=1.0, delta=0.0)
+    assert "already exists" in messages[-1][2] and bogus.read_text() == "not a database\n"
+
+
+def test_save_and_open_a_release_spec(window, tmp_path, data, messages):
+    s = window.session
+    s.set_column("income")
+    s.set_query("sum")
+    s.set_epsilon(0.5)
+    spec_path = data.parent / "income.toml"
+    written = window.projects.save_spec(spec_path)
+    assert written == spec_path
+    spec = load_spec(spec_path)
+    assert spec.dataset == str(data)  # saved relative to the spec's folder
+    assert "dataset = \"survey.csv\"" in spec_path.read_text(encoding="utf-8")
+    q = spec.query
+    assert (q.column, q.query, q.mechanism, q.epsilon, q.bounds) == (
+        "income", "sum", "laplace", 0.5, (0.0, 100000.0))
+    assert spec.budget_epsilon == s.total_epsilon  # no project: the session's budget
+    # The saved spec is what `dpstudio release` takes.
+    project = tmp_path / "cli.dpstudio"
+    Project.create(project, epsilon=2.0, delta=1e-5).close()
+    code = release_command.run([str(spec_path), "--project", str(project),
+                                "--out", str(tmp_path / "cli-out")])
+    assert code == 0 and any(p.suffix == ".csv" for p in (tmp_path / "cli-out").iterdir())
+    # Opening it brings the session back to those choices.
+    s.set_column("age")
+    s.set_query("mean")
+    s.set_epsilon(2.0)
+    assert window.projects.open_spec(spec_path)
+    assert (s.column, s.query, s.mechanism, s.epsilon) == ("income", "sum", "laplace", 0.5)
+    assert messages == []
+
+
+def test_opening_a_malformed_spec_shows_why(window, tmp_path, messages):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("schema_version = 1\ncolumn = \n", encoding="utf-8")
+    assert not window.projects.open_spec(bad)
+    assert messages[-1][:2] == ("critical", "Could not open the release spec")
+    assert "malformed TOML" in messages[-1][2]
+
+
+# -- screenshots ---------------------------------------------------------------------------
+
+
+def _pixels(image: QImage, rect: QRect) -> np.ndarray:
+    image = image.convertToFormat(QImage.Format.Format_RGB32).copy(rect)
+    raw = np.frombuffer(image.constBits(), dtype=np.uint32).reshape(image.height(), -1)
+    return raw[:, : image.width()] & 0xFFFFFF
+
+
+def _near(pixels: np.ndarray, colour: str, tolerance: int = 60) -> int:
+    c = QColor(colour)
+    r, g, b = (pixels >> 16) & 255, (pixels >> 8) & 255, pixels & 255
+    return int(((np.abs(r.astype(int) - c.red()) + np.abs(g.astype(int) - c.green())
+                 + np.abs(b.astype(int) - c.blue())) < tolerance).sum())
+
+
+def test_ledger_tab_and_release_dialog_render(window, qtbot, tmp_path, monkeypatch):
+    window.show()
+    qtbot.waitExposed(window)
+    _create(window, tmp_path, epsilon=2.0)
+    grabbed: list[QImage] = []
+
+    def grab(dialog: ReleaseDialog) -> None:
+        dialog.adjustSize()
+        grabbed.append(dialog.grab().toImage())
+
+    Confirm(monkeypatch, before=grab)
+    window.session.set_epsilon(0.5)
+    _release(window, qtbot)
+    window.session.set_epsilon(0.8)
+    _release(window, qtbot)
+    window.projects.done_dialog.close()
+    window.show_view("ledger")
+    qtbot.wait(50)
+    image = window.grab().toImage()
+    image.save(str(tmp_path / "ledger.png"))
+    grabbed[0].save(str(tmp_path / "release-dialog.png"))
+    assert (image.width(), image.height()) == SIZE
+    plot = window.ledger_view.plot
+    rect = QRect(plot.mapTo(window, QPoint(0, 0)), plot.size())
+    assert rect.width() > 400 and rect.height() > 240
+    pixels = _pixels(image, rect)
+    assert _near(pixels, BUDGET_COLOUR) > 100  # the budget line
+    assert _near(pixels, session_module.TRUST_MODELS["central"]["colour"]) > 100  # the steps
+    np.testing.assert_allclose(window.ledger_view.plotted()["cumulative_epsilon"], [0.5, 1.3])
+    dialog = grabbed[0]
+    assert dialog.width() >= 560 and dialog.height() > 300
+    assert _near(_pixels(dialog, dialog.rect()), "#fdecea", 10) > 2000  # the warning banner
