@@ -19,7 +19,7 @@ __all__ = ["REGISTRY", "MechanismInfo", "Param", "Registry", "TRUST_MODELS", "VA
 
 TRUST_MODELS = ("central", "local", "shuffle", "distributed", "federated")
 VALUE_TYPES = ("numeric", "integer", "categorical", "boolean", "scores", "text")
-KINDS = ("additive", "selection", "randomizer")
+KINDS = ("additive", "selection", "randomizer", "model")
 
 
 @dataclass(frozen=True)
@@ -231,4 +231,11 @@ def _load_builtin() -> None:
         return
     _loaded = True
     # Each trust model's package registers its mechanisms when imported.
-    from dpstudio.engine import additive, distributed, local, selection, shuffle  # noqa: F401
+    from dpstudio.engine import (  # noqa: F401
+        additive,
+        distributed,
+        learning,
+        local,
+        selection,
+        shuffle,
+    )

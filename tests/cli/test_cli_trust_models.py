@@ -93,3 +93,32 @@ def test_registry_parameters_become_flags(capsys):
     assert code == 0
     for flag in ("--hashes", "--buckets", "--calibration", "--candidates", "--g"):
         assert flag in out
+
+
+def test_dp_logistic_regression_from_the_command_line(capsys):
+    args = ["query", SURVEY, "--column", "cheated_on_exam", "--query", "logistic_regression",
+            "--mechanism", "dp_erm_logistic", "--features", "hours_studied_per_week,gpa",
+            "--epsilon", "2", "--lambda", "0.05", "--simulate", "1", "--json"]
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    data = json.loads(out)
+    assert [row["feature"] for row in data["coefficients"]] == [
+        "hours_studied_per_week", "gpa", "(intercept)"]
+    assert data["lambda"] == 0.05 and data["relation"] == "replace"
+    assert data["noise_scale"] > 0 and data["simulated"] is True
+    assert data["analyst_only"]["imputed_feature_values"] > 0  # gpa has missing values
+    # Noise scale from the registry-declared parameters, not from the data.
+    again = json.loads(run(capsys, *args[:-3], "--simulate", "2", "--json")[1])
+    assert again["noise_scale"] == data["noise_scale"]
+
+
+@pytest.mark.parametrize("extra,needle", [
+    ([], "--features"),
+    (["--features", "respondent_id"], "declare the bounds"),
+    (["--features", "age", "--query", "mean"], "logistic_regression"),
+])
+def test_model_errors(capsys, extra, needle):
+    base = ["query", SURVEY, "--column", "cheated_on_exam", "--query", "logistic_regression",
+            "--mechanism", "dp_erm_logistic", "--epsilon", "1"]
+    code, out, err = run(capsys, *base, *extra)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and needle in err, err
