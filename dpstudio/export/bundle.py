@@ -17,7 +17,7 @@ from dpstudio.engine.queries import QuerySpec
 from dpstudio.engine.registry import REGISTRY
 from dpstudio.export.manifest import MANIFEST_KIND, MANIFEST_VERSION, file_entry, manifest_bytes
 from dpstudio.export.script import release_script
-from dpstudio.export.tables import release_table
+from dpstudio.export.tables import local_table, model_table, records_table, release_table
 from dpstudio.export.writers import FORMATS, normalize_format, render_table
 
 __all__ = ["BundleInput", "RenderedFile", "file_names", "render_bundle"]
@@ -61,11 +61,17 @@ class BundleInput:
     reader: str = "numeric_column"
     history: list[dict[str, Any]] = field(default_factory=list)
     trust_model: str = "central"
+    #: Local model: the columns the untrusted collector received (already randomized on
+    #: each user's side), exported as ``<stem>.records.<ext>`` in every chosen format.
+    records: dict[str, Any] | None = None
 
 
-def file_names(stem: str, formats: tuple[str, ...], report: bool, script: bool) -> list[str]:
+def file_names(stem: str, formats: tuple[str, ...], report: bool, script: bool,
+               records: bool = False) -> list[str]:
     """The names a release with these options writes (the manifest last)."""
     names = [stem + FORMATS[normalize_format(f)] for f in formats]
+    if records:
+        names += [f"{stem}.records{FORMATS[normalize_format(f)]}" for f in formats]
     if report:
         names += [f"{stem}.report.html", f"{stem}.report.pdf"]
     if script:
@@ -73,8 +79,17 @@ def file_names(stem: str, formats: tuple[str, ...], report: bool, script: bool) 
     return names + [f"{stem}.manifest.json"]
 
 
-def _declared_domain(spec: QuerySpec) -> dict[str, Any]:
+def _is_model(inp: BundleInput) -> bool:
+    return inp.public.get("model") == "logistic_regression"
+
+
+def _declared_domain(spec: QuerySpec, public: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"column": spec.column}
+    if public.get("model") is not None:  # the label, and each feature's declared bounds
+        out["features"] = {f: {"lower": float(public["bounds"][f][0]),
+                               "upper": float(public["bounds"][f][1])}
+                           for f in public["features"]}
+        return out
     if spec.categories is not None:
         out["categories"] = list(spec.categories)
     if spec.bounds is not None:
@@ -91,9 +106,9 @@ def _meta(inp: BundleInput) -> dict[str, Any]:
         "dataset_fingerprint": inp.fingerprint, "query": pub["query"],
         "column": pub.get("column"), "mechanism": pub["mechanism"],
         "epsilon": float(inp.epsilon), "delta": float(inp.delta), "relation": pub["relation"],
-        "confidence": pub["confidence"], "sensitivity": pub.get("sensitivity"),
+        "confidence": pub.get("confidence"), "sensitivity": pub.get("sensitivity"),
         "noise_scale": pub.get("noise_scale"), "notes": list(pub.get("notes", [])),
-        "engine_version": __version__,
+        "engine_version": __version__, "trust_model": inp.trust_model,
     }
 
 
@@ -112,10 +127,11 @@ def _manifest(inp: BundleInput, files: list[RenderedFile]) -> dict[str, Any]:
         "engine": {"name": "dpstudio", "version": __version__},
         "dataset": {"name": inp.dataset_name, "fingerprint": inp.fingerprint,
                     "fingerprint_algorithm": "sha256", "schema": inp.schema,
-                    "declared": _declared_domain(spec)},
+                    "declared": _declared_domain(spec, pub)},
         "trust_model": inp.trust_model,
         "query": {"statistic": spec.query, "column": spec.column,
-                  "quantile": spec.quantile, "relation": spec.relation},
+                  "quantile": spec.quantile, "relation": spec.relation,
+                  **({"features": list(pub["features"])} if _is_model(inp) else {})},
         "mechanism": {"name": spec.mechanism, "label": info.label,
                       "params": info.resolve(spec.mechanism_params()),
                       "sensitivity": pub.get("sensitivity"),
@@ -127,16 +143,65 @@ def _manifest(inp: BundleInput, files: list[RenderedFile]) -> dict[str, Any]:
                     "relation": spec.relation, "accountant": inp.accountant},
         "confidence": spec.confidence,
         "randomness": pub.get("source", ""),
+        **({"local": _local_section(inp)} if inp.trust_model == "local" else {}),
+        **({"model": _model_section(inp)} if _is_model(inp) else {}),
         "files": [file_entry(f.name, f.role, f.data) for f in files],
+    }
+
+
+def _local_section(inp: BundleInput) -> dict[str, Any]:
+    """What a local release's manifest adds: the randomizer and what the records hold."""
+    pub, spec = inp.public, inp.spec
+    out: dict[str, Any] = {
+        "guarantee": f"each record was randomized on its owner's side with "
+                     f"{float(inp.epsilon):g}-local differential privacy"
+                     + (f" (δ = {float(inp.delta):g})" if inp.delta else "")
+                     + " before it was collected; raw values never left it",
+        "randomizer": pub.get("parameters", {}),
+        "reports": pub.get("n"),
+        "messages_bits": pub.get("messages_bits"),
+        "record_columns": list(inp.records or {}),
+    }
+    if spec.categories is not None:
+        out["codes"] = {"meaning": "category codes: code i is declared category i",
+                        "categories": list(spec.categories)}
+    return out
+
+
+def _model_section(inp: BundleInput) -> dict[str, Any]:
+    """What a model release's manifest adds: how the coefficients were privatized. Only
+    public fields (the analyst-only utility — accuracy, objective — is never here)."""
+    pub = inp.public
+    return {
+        "model": pub["model"], "label": pub.get("column"), "features": list(pub["features"]),
+        "mechanism": pub["mechanism"], "lambda": pub["lambda"], "epsilon": pub["epsilon"],
+        "delta": pub["delta"], "rho": pub.get("rho"), "noise_family": pub["noise_family"],
+        "noise_scale": pub["noise_scale"], "grid": pub["grid"],
+        "sensitivity_l1": pub["sensitivity_l1"], "sensitivity_l2": pub["sensitivity_l2"],
+        "calibration": pub.get("calibration"),
+        "feature_bounds": {f: list(pub["bounds"][f]) for f in pub["features"]},
+        "n": pub["n"],
+        "neighbours": "replace one record (n public)",
+        "coefficient_units": "logit P(label = yes | x) = (intercept) + Σ coefficient·x, with "
+                             "x clipped to its declared bounds",
     }
 
 
 def render_bundle(inp: BundleInput) -> list[RenderedFile]:
     """Every file of the release, the manifest last."""
-    table = release_table(inp.public)
+    local = inp.trust_model == "local"
+    table = (local_table(inp.public) if local else model_table(inp.public)
+             if _is_model(inp) else release_table(inp.public))
     meta = _meta(inp)
+    formats = [normalize_format(x) for x in inp.formats]
     files = [RenderedFile(inp.stem + FORMATS[f], f"export/{f}", render_table(table, f, meta))
-             for f in (normalize_format(x) for x in inp.formats)]
+             for f in formats]
+    if local:
+        if inp.records is None:
+            raise ValueError("a local release exports the collector's records")
+        records = records_table(inp.records)
+        files += [RenderedFile(f"{inp.stem}.records{FORMATS[f]}", f"records/{f}",
+                               render_table(records, f, meta)) for f in formats]
     if inp.report:
         from dpstudio.export.report import ReportInput, render_report
 
@@ -154,7 +219,13 @@ def render_bundle(inp: BundleInput) -> list[RenderedFile]:
         text = release_script(release_id=inp.release_id, created_at=inp.created_at,
                               version=__version__, dataset_name=inp.dataset_name,
                               dataset_path=inp.dataset_path, fingerprint=inp.fingerprint,
-                              spec=inp.spec, reader=inp.reader, script_name=name)
+                              spec=inp.spec, reader=inp.reader, script_name=name,
+                              trust_model=inp.trust_model,
+                              model={"label": inp.public["column"],
+                                     "features": list(inp.public["features"]),
+                                     "bounds": dict(inp.public["bounds"]),
+                                     "lambda": inp.public["lambda"]}
+                              if _is_model(inp) else None)
         files.append(RenderedFile(name, "script/python", text.encode("utf-8")))
     manifest = _manifest(inp, files)
     files.append(RenderedFile(f"{inp.stem}.manifest.json", "manifest",

@@ -26,11 +26,17 @@ from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPdfWriter, QTextDocum
 
 from dpstudio.engine.queries import QuerySpec
 from dpstudio.engine.registry import REGISTRY
-from dpstudio.engine.tradeoff import alpha_grid, epsilon_delta_tradeoff
+from dpstudio.engine.tradeoff import (
+    alpha_grid,
+    epsilon_delta_tradeoff,
+    krr_tradeoff,
+    randomized_response_tradeoff,
+)
 from dpstudio.engine.utility import analytic_curve
 from dpstudio.export._qt import ensure_gui_application, png_bytes, quiet_qt
 from dpstudio.export.errors import ExportError
 from dpstudio.export.plots import budget_image, error_bar_image, tradeoff_image, utility_image
+from dpstudio.export.tables import coefficient_noise_scales
 
 __all__ = ["ReportInput", "render_report", "report_images", "template_path", "utility_series"]
 
@@ -133,12 +139,90 @@ def utility_series(spec: QuerySpec, public: dict[str, Any], points: int = 41
             "only.")
 
 
+def local_utility_series(spec: QuerySpec, public: dict[str, Any], points: int = 41
+                         ) -> tuple[np.ndarray, np.ndarray, float, str, str]:
+    """Like :func:`utility_series` for a local-model release: the protocol's exact
+    standard error at each ε for the same number of reports (histograms: averaged over the
+    cells, with the released counts plugged in). A function of the release only."""
+    eps0 = float(spec.epsilon)
+    eps = np.geomspace(eps0 / 10.0, max(min(eps0 * 10.0, 20.0), eps0), points)
+    eps[np.argmin(np.abs(np.log(eps / eps0)))] = eps0
+    info = REGISTRY.get(spec.mechanism)
+    n = int(public.get("n") or 0)
+    params = info.resolve(spec.mechanism_params())
+
+    def stderr(e: float) -> float:
+        try:
+            p = params | {"epsilon": float(e)}
+            if spec.query == "histogram":
+                oracle = info.build(**p, k=len(spec.categories))
+                counts = np.clip(np.array([float(public["unbiased"][c])
+                                           for c in spec.categories]), 0.0, n)
+                return float(np.sqrt(np.mean(oracle.variance(n, counts))))
+            return float(math.sqrt(info.build(**p, bounds=spec.bounds).variance(n)))
+        except Exception:  # a parameter the protocol cannot take at this ε
+            return math.nan
+
+    err = np.array([stderr(e) for e in eps])
+    at = stderr(eps0)
+    what = "per cell (average)" if spec.query == "histogram" else "of the mean"
+    return (eps, err, at, "standard error",
+            f"Standard error {what} of the local estimate at each per-person ε, for the same "
+            f"{n} reports (the protocol's exact variance; smaller ε: stronger privacy, more "
+            "noise).")
+
+
+def _is_model(pub: dict[str, Any]) -> bool:
+    return pub.get("model") == "logistic_regression"
+
+
+def model_utility_series(spec: QuerySpec, public: dict[str, Any], points: int = 41
+                         ) -> tuple[np.ndarray, np.ndarray, float, str, str]:
+    """Like :func:`utility_series` for a model release: the per-coordinate noise scale at
+    each ε for the same n, λ and number of coefficients (the calibration only: no data)."""
+    from dpstudio.engine.learning import calibrate_output_perturbation
+
+    eps0 = float(spec.epsilon)
+    eps = np.geomspace(eps0 / 10.0, max(min(eps0 * 10.0, 100.0), eps0), points)
+    eps[np.argmin(np.abs(np.log(eps / eps0)))] = eps0
+    p, n, lam = len(public["features"]) + 1, int(public["n"]), float(public["lambda"])
+
+    def scale(e: float) -> float:
+        return calibrate_output_perturbation(p, n, lam, float(e), float(spec.delta)).noise_scale
+
+    err = np.array([scale(e) for e in eps])
+    return (eps, err, float(public["noise_scale"]), f"noise scale ({public['noise_family']})",
+            f"Noise scale added to each normalized coefficient at each ε, for the same "
+            f"{n} records and λ = {lam:g} (smaller ε: stronger privacy, more noise). This "
+            "curve uses no data.")
+
+
+def local_tradeoff_curve(spec: QuerySpec, epsilon: float, delta: float, alpha: np.ndarray
+                         ) -> tuple[np.ndarray, bool]:
+    """The trade-off curve of one person's report: exact for (K-ary) randomized response,
+    else the (ε, δ) bound the randomizer satisfies. Returns (β, exact?)."""
+    if spec.mechanism == "rr":
+        return randomized_response_tradeoff(epsilon, alpha).beta, True
+    if spec.mechanism == "krr" and spec.categories is not None:
+        return krr_tradeoff(epsilon, len(spec.categories), alpha).beta, True
+    return epsilon_delta_tradeoff(epsilon, delta, alpha).beta, False
+
+
 def report_images(inp: ReportInput) -> dict[str, QImage]:
     """The four figures: ``errorbars``, ``tradeoff``, ``utility``, ``budget``."""
     ensure_gui_application()
     pub, spec = inp.public, inp.spec
     with quiet_qt():
-        if pub["query"] == "histogram":
+        if _is_model(pub):
+            labels = list(pub["value"])
+            values = [pub["value"][k] for k in labels]
+            scales = coefficient_noise_scales(pub)
+            err = error_bar_image(labels, values, [v - s for v, s in zip(values, scales,
+                                                                           strict=True)],
+                                  [v + s for v, s in zip(values, scales, strict=True)],
+                                  f"Released coefficients (± noise scale) for "
+                                  f"{pub.get('column')}", "coefficient (log-odds)")
+        elif pub["query"] == "histogram":
             labels = list(pub["value"])
             err = error_bar_image(labels, [pub["value"][k] for k in labels],
                                   [pub["ci_low"][k] for k in labels],
@@ -153,14 +237,22 @@ def report_images(inp: ReportInput) -> dict[str, QImage]:
         a = alpha_grid(400)
         spent_e = sum(h["epsilon"] for h in inp.history)
         spent_d = min(sum(h["delta"] for h in inp.history), 1.0 - 1e-12)
-        curves = [(f"this release: ε = {inp.epsilon:g}, δ = {inp.delta:g}", a,
-                   epsilon_delta_tradeoff(inp.epsilon, inp.delta, a).beta)]
+        if inp.trust_model == "local":
+            beta, exact_curve = local_tradeoff_curve(spec, inp.epsilon, inp.delta, a)
+            curves = [(f"one person's report ({spec.mechanism}"
+                       + (", exact" if exact_curve else ", (ε, δ) bound")
+                       + f"): ε = {inp.epsilon:g}, δ = {inp.delta:g}", a, beta)]
+        else:
+            curves = [(f"this release: ε = {inp.epsilon:g}, δ = {inp.delta:g}", a,
+                       epsilon_delta_tradeoff(inp.epsilon, inp.delta, a).beta)]
         if len(inp.history) > 1:
             curves.append((f"all {len(inp.history)} releases: ε = {spent_e:g}, "
                            f"δ = {spent_d:g}", a, epsilon_delta_tradeoff(spent_e, spent_d,
                                                                          a).beta))
         trade = tradeoff_image(curves)
-        eps, errs, at, ylabel, _ = utility_series(spec, pub)
+        series = (local_utility_series if inp.trust_model == "local" else
+                  model_utility_series if _is_model(pub) else utility_series)
+        eps, errs, at, ylabel, _ = series(spec, pub)
         util = utility_image(eps, errs, float(spec.epsilon), at, ylabel,
                              "Expected error at other privacy levels")
         budget = budget_image([h["epsilon"] for h in inp.history],
@@ -175,8 +267,38 @@ def _guarantee(inp: ReportInput) -> str:
            "what any one person's record says (between two values of their choice)")
     delta = (" (δ = 0: the guarantee never fails)" if inp.delta == 0 else
              f", except with probability at most δ = {inp.delta:g}")
-    text = (f"This result is differentially private with ε = {inp.epsilon:g}{delta}. "
-            f"An attacker who wants to tell {who} cannot do better than the curve shown, "
+    if inp.trust_model == "local":
+        exact_curve = local_tradeoff_curve(inp.spec, inp.epsilon, inp.delta,
+                                           np.array([0.0, 1.0]))[1]
+        text = (f"Local model: each person's record was randomized on their side, before it "
+                f"was collected, with ε-local differential privacy, ε = {inp.epsilon:g}"
+                f"{delta}. Nobody — not even the collector — received a raw value: only the "
+                "randomized reports (exported with this release) and the estimates computed "
+                "from them. An attacker who sees a person's report and wants to tell what "
+                "their value was (between any two values) cannot do better than the curve "
+                "shown" + (" — the exact trade-off of this randomizer" if exact_curve else
+                           " — the (ε, δ) bound the randomizer satisfies")
+                + ": if their test wrongly says \"yes\" to at most a fraction α of people, "
+                "it must miss at least the fraction shown by the curve.")
+        if len(inp.history) > 1:
+            spent = sum(h["epsilon"] for h in inp.history)
+            spent_d = sum(h["delta"] for h in inp.history)
+            text += (f" Counting all {len(inp.history)} releases from this dataset (basic "
+                     f"composition), the combined guarantee is ε = {spent:g}, "
+                     f"δ = {spent_d:g}: the second curve.")
+        return _e(text)
+    if _is_model(inp.public):
+        pub = inp.public
+        text = (f"This model is differentially private with ε = {inp.epsilon:g}{delta}: its "
+                f"coefficients were fitted on {pub['n']} records and then randomized "
+                f"({pub['noise_family']} noise), so that changing any one person's record — "
+                "all of its values, label included — barely changes what could be "
+                "published. ")
+    else:
+        text = ""
+    text += (f"This result is differentially private with ε = {inp.epsilon:g}{delta}. "
+             if not text else "")
+    text += (f"An attacker who wants to tell {who} cannot do better than the curve shown, "
             "whatever else they know and however they analyse the result: if their test "
             "wrongly says \"yes\" to at most a fraction α of people (false alarms), it must "
             "miss at least the fraction shown by the curve of the people it is looking for. "
@@ -232,15 +354,23 @@ def _method_table(inp: ReportInput) -> str:
     params = info.resolve(spec.mechanism_params())
     rows = [
         ("dataset", f"{inp.dataset_name} (SHA-256 {inp.fingerprint})"),
-        ("trust model", f"{inp.trust_model}: a trusted curator adds noise to the statistic"),
+        ("trust model",
+         "local: each record was randomized on its owner's side before aggregation"
+         if inp.trust_model == "local" else
+         f"{inp.trust_model}: a trusted curator adds noise to the statistic"),
         ("statistic", f"{spec.query} of {spec.column}"
          + (f" (q = {spec.quantile:g})" if spec.query == "quantile" else "")),
         ("declared domain", domain + " — declared, never read off the data"),
         ("neighbouring relation", spec.relation),
         ("mechanism", f"{info.label}: {info.description}"),
         ("parameters", ", ".join(f"{k} = {v}" for k, v in params.items())),
-        ("sensitivity", _num(pub.get("sensitivity"))),
-        ("noise scale", _num(pub.get("noise_scale"))),
+        *((("reports", _num(pub.get("n"))),
+           ("randomizer", ", ".join(f"{k} = {_num(v)}" for k, v in
+                                    (pub.get("parameters") or {}).items())),
+           ("bits per report", _num(pub.get("messages_bits"))))
+          if inp.trust_model == "local" else
+          (("sensitivity", _num(pub.get("sensitivity"))),
+           ("noise scale", _num(pub.get("noise_scale"))))),
         ("ε, δ charged", f"{inp.epsilon:g}, {inp.delta:g} ({inp.accountant} accountant)"),
         ("confidence level", f"{spec.confidence:g}"),
         ("randomness", str(pub.get("source", ""))),
@@ -252,7 +382,8 @@ def _method_table(inp: ReportInput) -> str:
 
 def _fill(inp: ReportInput, sources: dict[str, str]) -> str:
     spec, pub = inp.spec, inp.public
-    _, _, _, _, util_caption = utility_series(spec, pub)
+    local = inp.trust_model == "local"
+    _, _, _, _, util_caption = (local_utility_series if local else utility_series)(spec, pub)
     notes = "".join(f"<p class='caption'>Note: {_e(n)}</p>" for n in pub.get("notes", []))
     left = inp.budget_epsilon - sum(h["epsilon"] for h in inp.history)
     left_d = inp.budget_delta - sum(h["delta"] for h in inp.history)
@@ -262,6 +393,10 @@ def _fill(inp: ReportInput, sources: dict[str, str]) -> str:
                        f"{inp.created_at} (UTC) — DP Studio {inp.engine_version}"),
         "value_table": _value_table(pub, spec.confidence),
         "value_caption": _e(
+            f"Estimated from the randomized reports alone; each interval is a normal "
+            f"{spec.confidence:g} interval from the protocol's exact variance"
+            + (" (each cell on its own)." if pub["query"] == "histogram" else ".")
+            if local else
             f"Each interval contains the value the noise was added to with probability at "
             f"least {spec.confidence:g}" + ("" if pub["query"] != "histogram" else
                                             " (each cell on its own)") + "."
@@ -269,6 +404,9 @@ def _fill(inp: ReportInput, sources: dict[str, str]) -> str:
             "The exponential mechanism gives no interval in value units; see the notes."),
         "guarantee": _guarantee(inp),
         "tradeoff_caption": _e(
+            "The first curve is what one person's randomized report reveals about their "
+            "value: the lowest miss rate any attacker can have at each false-alarm rate. "
+            "The shaded region is out of reach." if local else
             "Each curve is the (ε, δ)-differential-privacy bound: the lowest miss rate any "
             "attacker can have at each false-alarm rate. The shaded region is out of reach, "
             "even for an attacker who combines every release listed below."),

@@ -69,6 +69,126 @@ if __name__ == "__main__":
 '''
 
 
+_LOCAL_TEMPLATE = '''#!/usr/bin/env python3
+"""Reproduce DP Studio release #{release_id} (local {query} of {column_repr}) with dpstudio.
+
+Generated {created_at} by DP Studio {version} for the dataset {dataset_name}
+(SHA-256 {fingerprint}). Local model: each value is randomized as its owner's device
+would ({mechanism}), then the estimate is computed from the randomized reports alone.
+
+WARNING: running this script draws FRESH randomness. Its output is a NEW locally
+private release: publishing it spends epsilon = {epsilon!r} (delta = {delta!r}) again, and
+this spending is NOT recorded in the DP Studio project ledger. Use it to audit or repeat
+the procedure, and record any result you publish with `dpstudio release` instead.
+
+Usage: python {script_name} [DATASET]   (default: the path below)
+"""
+
+import json
+import sys
+from pathlib import Path
+
+from dpstudio.data import load_table, sha256_file, {reader}
+from dpstudio.engine.local import run_local
+from dpstudio.engine.rng import SecureSource
+from dpstudio.export.tables import local_public
+
+DATASET = Path(sys.argv[1]) if len(sys.argv) > 1 else Path({dataset_path!r})
+FINGERPRINT = {fingerprint!r}
+COLUMN = {column!r}
+MECHANISM = {mechanism!r}
+PARAMS = {params}
+CATEGORIES = {categories}
+BOUNDS = {bounds}
+CONFIDENCE = {confidence!r}
+
+
+def main() -> int:
+    print("note: this draws fresh randomness; publishing the output is a new release that "
+          "is not in the project ledger", file=sys.stderr)
+    if sha256_file(DATASET) != FINGERPRINT:
+        print(f"error: {{DATASET}} is not the dataset of release #{release_id} "
+              "(its SHA-256 differs)", file=sys.stderr)
+        return 2
+    frame = load_table(DATASET)
+    values = {reader}(frame, COLUMN)
+    result = run_local(values, MECHANISM, PARAMS, categories=CATEGORIES, bounds=BOUNDS,
+                       source=SecureSource(), confidence=CONFIDENCE)
+    print(json.dumps(local_public(result, COLUMN), indent=2, allow_nan=False))  # public only
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
+_MODEL_TEMPLATE = '''#!/usr/bin/env python3
+"""Reproduce DP Studio release #{release_id} (logistic regression of {column_repr}) with dpstudio.
+
+Generated {created_at} by DP Studio {version} for the dataset {dataset_name}
+(SHA-256 {fingerprint}). The model is fitted on the declared features, with missing
+feature values set to the middle of their declared bounds, and released by output
+perturbation (dp_erm_logistic, replace-one neighbours, n public).
+
+WARNING: running this script draws FRESH noise. Its output is a NEW differentially
+private release: publishing it spends epsilon = {epsilon!r} (delta = {delta!r}) again, and
+this spending is NOT recorded in the DP Studio project ledger. Use it to audit or repeat
+the procedure, and record any result you publish with `dpstudio release` instead.
+
+Usage: python {script_name} [DATASET]   (default: the path below)
+"""
+
+import json
+import sys
+from pathlib import Path
+
+from dpstudio.data import category_column, load_table, numeric_column, sha256_file
+from dpstudio.engine.learning import release_logistic
+from dpstudio.engine.queries import present_mask
+from dpstudio.engine.rng import SecureSource
+from dpstudio.export.tables import model_public
+
+DATASET = Path(sys.argv[1]) if len(sys.argv) > 1 else Path({dataset_path!r})
+FINGERPRINT = {fingerprint!r}
+LABEL = {label!r}
+FEATURES = {features}
+BOUNDS = {bounds}  # declared in the dataset's schema, never read off the data
+EPSILON = {epsilon!r}
+DELTA = {delta!r}
+LAMBDA = {lam!r}
+
+
+def main() -> int:
+    print("note: this draws fresh noise; publishing the output is a new release that is "
+          "not in the project ledger", file=sys.stderr)
+    if sha256_file(DATASET) != FINGERPRINT:
+        print(f"error: {{DATASET}} is not the dataset of release #{release_id} "
+              "(its SHA-256 differs)", file=sys.stderr)
+        return 2
+    frame = load_table(DATASET)
+    columns = {{}}
+    for name in FEATURES:
+        values = numeric_column(frame, name).copy()
+        lo, hi = BOUNDS[name]
+        values[~present_mask(values)] = 0.5 * (lo + hi)  # data-independent: n stays public
+        columns[name] = values
+    columns[LABEL] = category_column(frame, LABEL)
+    if not present_mask(columns[LABEL]).all():
+        print(f"error: the label {{LABEL!r}} has missing values", file=sys.stderr)
+        return 2
+    result = release_logistic(columns, LABEL, FEATURES, BOUNDS, EPSILON, DELTA, LAMBDA,
+                              SecureSource())
+    # Public fields only: the model's analyst-only utility (accuracy…) is never printed.
+    print(json.dumps(model_public(result, LABEL), indent=2, allow_nan=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
 def _literal(value: Any) -> str:
     """A Python literal for a spec field (repr round-trips str, float, int, tuples, dicts)."""
     if isinstance(value, tuple):
@@ -88,10 +208,42 @@ def _doc_safe(text: str) -> str:
 
 def release_script(*, release_id: int, created_at: str, version: str, dataset_name: str,
                    dataset_path: str, fingerprint: str, spec: QuerySpec, reader: str,
-                   script_name: str) -> str:
-    """The script's source text."""
+                   script_name: str, trust_model: str = "central",
+                   model: dict[str, Any] | None = None) -> str:
+    """The script's source text (``trust_model`` central or local).
+
+    ``model`` (a model release): ``label``, ``features``, their declared ``bounds`` and
+    ``lambda``; the script then calls :func:`~dpstudio.engine.learning.release_logistic`.
+    """
     if reader not in READERS:
         raise ValueError(f"unknown column reader {reader!r}")
+    if model is not None:
+        if trust_model != "central":
+            raise ValueError("a model release is central-model only")
+        features = tuple(str(f) for f in model["features"])
+        return _MODEL_TEMPLATE.format(
+            release_id=int(release_id), column_repr=_doc_safe(repr(model["label"])),
+            created_at=created_at, version=version, dataset_name=_doc_safe(dataset_name),
+            fingerprint=fingerprint, epsilon=float(spec.epsilon), delta=float(spec.delta),
+            script_name=script_name, dataset_path=str(dataset_path), label=str(model["label"]),
+            features="[" + ", ".join(repr(f) for f in features) + "]",
+            bounds=_literal({f: tuple(float(b) for b in model["bounds"][f])
+                             for f in features}),
+            lam=float(model["lambda"]))
+    if trust_model == "local":
+        return _LOCAL_TEMPLATE.format(
+            release_id=int(release_id), query=spec.query,
+            column_repr=_doc_safe(repr(spec.column)), created_at=created_at, version=version,
+            dataset_name=_doc_safe(dataset_name), fingerprint=fingerprint,
+            epsilon=float(spec.epsilon), delta=float(spec.delta), script_name=script_name,
+            reader=reader, dataset_path=str(dataset_path), column=spec.column,
+            mechanism=spec.mechanism, params=_literal(dict(spec.mechanism_params())),
+            categories=_literal(None if spec.categories is None else tuple(spec.categories)),
+            bounds=_literal(None if spec.bounds is None else
+                            tuple(float(b) for b in spec.bounds)),
+            confidence=float(spec.confidence))
+    if trust_model != "central":
+        raise ValueError(f"no script for {trust_model}-model releases")
     fields = {
         "query": spec.query, "mechanism": spec.mechanism, "epsilon": float(spec.epsilon),
         "delta": float(spec.delta),

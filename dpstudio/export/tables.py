@@ -22,7 +22,14 @@ __all__ = [
     "KINDS",
     "PUBLIC_FIELDS",
     "ExportTable",
+    "LOCAL_PUBLIC_FIELDS",
+    "MODEL_PUBLIC_FIELDS",
+    "coefficient_noise_scales",
     "coefficients_table",
+    "local_public",
+    "local_table",
+    "model_public",
+    "model_table",
     "public_result",
     "records_table",
     "release_table",
@@ -33,6 +40,23 @@ PUBLIC_FIELDS = (
     "query", "column", "mechanism", "epsilon", "delta", "relation", "value", "sensitivity",
     "noise_scale", "variance", "ci_low", "ci_high", "confidence", "variance_exact",
     "components", "notes", "simulated", "source",
+)
+
+#: Fields of a local-model result that are functions of the users' reports only (the
+#: analyst-only ``clamped`` count, a function of the raw values, is left out).
+LOCAL_PUBLIC_FIELDS = (
+    "query", "mechanism", "epsilon", "delta", "n", "value", "stderr", "ci_low", "ci_high",
+    "unbiased", "confidence", "trust_model", "postprocess", "messages_bits", "central_stderr",
+    "parameters", "notes", "simulated", "source",
+)
+
+#: Fields of a model release (``ModelRelease.to_dict()``) that are functions of the noisy
+#: coefficients and the declaration only. ``ModelRelease.utility`` (accuracy, objective,
+#: excess risk: read off the data without noise) is analyst-only and never listed here.
+MODEL_PUBLIC_FIELDS = (
+    "mechanism", "model", "coefficients", "normalized_theta", "bounds", "epsilon", "delta",
+    "rho", "noise_family", "noise_scale", "grid", "sensitivity_l2", "sensitivity_l1", "n",
+    "lambda", "calibration", "simulated",
 )
 
 KINDS = ("statistic", "histogram", "records", "coefficients")
@@ -59,6 +83,54 @@ def public_result(release: Any) -> dict[str, Any]:
     if data.get("simulated"):
         raise ValueError("a simulation (seeded generator) is not a release and is not exported")
     return {k: _plain(data[k]) for k in PUBLIC_FIELDS if k in data}
+
+
+def local_public(result: Any, column: str | None, relation: str = "replace") -> dict[str, Any]:
+    """The exportable fields of a local-model result (a ``LocalResult`` or its
+    ``to_dict()``), shaped like :func:`public_result`'s: ``value`` is the histogram's
+    estimated counts (label → count) or the mean; ``stderr`` is per cell for histograms.
+
+    Raises ValueError for a simulation (seeded generator).
+    """
+    data = release_to_dict(result)
+    if data.get("simulated"):
+        raise ValueError("a simulation (seeded generator) is not a release and is not exported")
+    if data.get("query") not in ("histogram", "mean"):
+        raise ValueError(f"a local {data.get('query')!r} release is not exported")
+    out = {k: _plain(data[k]) for k in LOCAL_PUBLIC_FIELDS if k in data}
+    if data["query"] == "histogram":
+        out["value"] = _plain(data["estimate"])
+    out["column"] = column
+    out["relation"] = relation
+    out["trust_model"] = "local"
+    return out
+
+
+def release_to_dict(release: Any) -> dict[str, Any]:
+    return release.to_dict() if hasattr(release, "to_dict") else dict(release)
+
+
+def local_table(public: Mapping[str, Any]) -> ExportTable:
+    """The table of a local-model estimate: one row per histogram cell, or one mean row,
+    each with its standard error (the protocol's exact variance) and normal interval."""
+    q, col, conf = public["query"], public.get("column") or "", _num(public["confidence"])
+    if q == "histogram":
+        se = public["stderr"]
+        rows = tuple(
+            (q, col, str(label), _num(v), _num(public["ci_low"][label]),
+             _num(public["ci_high"][label]), conf, _num(se[label]))
+            for label, v in public["value"].items()
+        )
+        columns = (("statistic", "text"), ("column", "text"), ("cell", "text"),
+                   ("value", "number"), ("ci_low", "number"), ("ci_high", "number"),
+                   ("confidence", "number"), ("std_error", "number"))
+        return ExportTable("histogram", columns, rows, f"local histogram of {col}")
+    row = (q, col, _num(public["value"]), _num(public.get("ci_low")),
+           _num(public.get("ci_high")), conf, _num(public.get("stderr")))
+    columns = (("statistic", "text"), ("column", "text"), ("value", "number"),
+               ("ci_low", "number"), ("ci_high", "number"), ("confidence", "number"),
+               ("std_error", "number"))
+    return ExportTable("statistic", columns, (row,), f"local {q} of {col}")
 
 
 @dataclass(frozen=True)
@@ -179,3 +251,56 @@ def coefficients_table(names: Sequence[str], estimates: Sequence[float],
     columns = (("term", "text"), ("estimate", "number"), ("std_error", "number"),
                ("ci_low", "number"), ("ci_high", "number"))
     return ExportTable("coefficients", columns, rows, "model coefficients")
+
+
+def model_public(result: Any, label: str, relation: str = "replace",
+                 source: str = "") -> dict[str, Any]:
+    """The exportable fields of a model release (a ``ModelRelease`` or its ``to_dict()``),
+    by an allow-list: never its analyst-only ``utility``. ``value`` is the coefficients
+    (feature → coefficient, the intercept last as ``(intercept)``).
+
+    Raises ValueError for a simulation (seeded generator).
+    """
+    data = release_to_dict(result)
+    if data.get("simulated"):
+        raise ValueError("a simulation (seeded generator) is not a release and is not exported")
+    if data.get("model") != "logistic_regression":
+        raise ValueError(f"a {data.get('model')!r} model is not exported")
+    out = {k: _plain(data[k]) for k in MODEL_PUBLIC_FIELDS if k in data}
+    coefs = out["coefficients"]
+    out.update(
+        query="logistic_regression", column=label,
+        features=[c["feature"] for c in coefs[:-1]],
+        value={c["feature"]: c["coefficient"] for c in coefs},
+        sensitivity={"l1": out["sensitivity_l1"], "l2": out["sensitivity_l2"]},
+        relation=relation, trust_model="central", confidence=None, source=source,
+        notes=[],
+    )
+    return out
+
+
+def coefficient_noise_scales(public: Mapping[str, Any]) -> list[float]:
+    """The noise scale (Laplace b or Gaussian σ per normalized coordinate) carried to each
+    released coefficient's units, the intercept last: a function of the declared bounds
+    and the noise scale only.
+
+    A coefficient is θⱼ·2/((hⱼ − lⱼ)√p); the intercept (θₚ − Σⱼ θⱼ(2lⱼ/(hⱼ − lⱼ) + 1))/√p,
+    whose independent per-coordinate noises add in quadrature.
+    """
+    scale = float(public["noise_scale"])
+    features = list(public["features"])
+    root = math.sqrt(len(features) + 1)
+    out, shift = [], 1.0
+    for f in features:
+        lo, hi = (float(b) for b in public["bounds"][f])
+        out.append(scale * 2.0 / ((hi - lo) * root))
+        shift += (2.0 * lo / (hi - lo) + 1.0) ** 2
+    return out + [scale * math.sqrt(shift) / root]
+
+
+def model_table(public: Mapping[str, Any]) -> ExportTable:
+    """The table of a released model: one row (feature, coefficient) per feature, in the
+    spec's order, then ``(intercept)``."""
+    rows = tuple((str(c["feature"]), _num(c["coefficient"])) for c in public["coefficients"])
+    return ExportTable("coefficients", (("feature", "text"), ("coefficient", "number")), rows,
+                       f"logistic regression of {public.get('column') or ''}")

@@ -70,7 +70,16 @@ from dpstudio.project.errors import (
     ProjectError,
 )
 from dpstudio.project.spec import ReleaseSpec
-from dpstudio.project.values import read_values, reader_for, resolve_query
+from dpstudio.project.values import (
+    MODEL_QUERIES,
+    ModelInput,
+    read_model_columns,
+    read_values,
+    reader_for,
+    resolve_local_query,
+    resolve_model_query,
+    resolve_query,
+)
 
 __all__ = [
     "PROJECT_SUFFIX",
@@ -285,6 +294,9 @@ class _Prepared:
     reader: str
     out: Path
     created_dirs: list[Path]
+    trust_model: str = "central"
+    #: A model release (``logistic_regression``): its prepared columns and feature bounds.
+    model: ModelInput | None = None
 
     def cleanup_dirs(self) -> None:
         """Remove output folders this release created, if they are still empty."""
@@ -791,6 +803,12 @@ class Project:
 
     def _prepare(self, spec: ReleaseSpec, out_dir: str | os.PathLike[str], create_out: bool
                  ) -> _Prepared:
+        trust_model = spec.trust_model
+        if trust_model in ("shuffle", "distributed"):
+            raise ProjectError(f"{trust_model}-model releases are not supported yet (central "
+                               "or local)")
+        if trust_model not in ("central", "local"):
+            raise ProjectError(f"unknown trust model {trust_model!r} (central or local)")
         get_accountant(spec.accountant)
         path = Path(_abs(spec.dataset))
         if not path.is_file():
@@ -812,7 +830,17 @@ class Project:
         if declared is None and record is not None:  # moved without its sidecar
             with contextlib.suppress(Exception):
                 declared = Schema.from_dict(record.schema)
-        query, notes = resolve_query(spec.query, declared)
+        model_bounds = None
+        if spec.query.query in MODEL_QUERIES or spec.features is not None:
+            if trust_model != "central":
+                raise ProjectError(f"a {spec.query.query} release is central-model only")
+            for feature in spec.features or ():
+                require_column(data.frame, feature)
+            query, notes, model_bounds = resolve_model_query(spec.query, spec.features,
+                                                             declared)
+        else:
+            resolve = resolve_local_query if trust_model == "local" else resolve_query
+            query, notes = resolve(spec.query, declared)
         if record is not None:
             budget = (record.budget_epsilon, record.budget_delta)
             relation, accountant = record.relation, record.accountant
@@ -824,11 +852,21 @@ class Project:
         if spec.accountant != accountant:
             raise ProjectError(f"{path.name} is accounted with the {accountant} accountant; the "
                                f"spec asks for {spec.accountant}")
+        if model_bounds is not None and relation != "replace":
+            raise ProjectError(f"{path.name} is budgeted under the {relation} relation; a model "
+                               "release needs a dataset budgeted under replace (its noise "
+                               "bounds replacing one record, with n public)")
         if query.relation != relation:
             raise ProjectError(f"{path.name} is budgeted under the {relation} relation; set "
                                f"relation = \"{relation}\" in the spec (ε under one relation "
                                "does not bound the other)")
-        values = read_values(data.frame, query, declared)
+        model = None
+        if model_bounds is not None:
+            model = read_model_columns(data.frame, query.column, tuple(spec.features),
+                                       model_bounds)
+            values = None
+        else:
+            values = read_values(data.frame, query, declared)
         acc = get_accountant(accountant)
         charge = acc.charge(query)
         with self._db() as conn:
@@ -837,14 +875,15 @@ class Project:
         out, created = _output_folder(out_dir, create_out)
         return _Prepared(spec, query, notes, path, fingerprint, path.name, schema, record, budget,
                          relation, accountant, charge, values, reader_for(query, declared),
-                         out, created)
+                         out, created, trust_model, model)
 
     def _stem(self, release_id: int, prep: _Prepared, uid: str) -> str:
         from dpstudio.export.bundle import file_names
 
         base = _slug(prep.spec.name or f"{prep.query.query}-{prep.query.column}")
         for stem in (f"r{release_id:04d}-{base}", f"r{release_id:04d}-{base}-{uid[:8]}"):
-            names = file_names(stem, prep.spec.formats, prep.spec.report, prep.spec.script)
+            names = file_names(stem, prep.spec.formats, prep.spec.report, prep.spec.script,
+                               records=prep.trust_model == "local")
             if not any((prep.out / n).exists() or (prep.out / _tmp_name(n, uid)).exists()
                        for n in names):
                 return stem
@@ -871,14 +910,20 @@ class Project:
             cur = conn.execute(
                 "INSERT INTO releases (uid, dataset_id, status, created_at, query, column_name, "
                 "mechanism, trust_model, epsilon, delta, accountant, spec_json, noise_json, "
-                "out_dir) VALUES (?, ?, 'pending', ?, ?, ?, ?, 'central', ?, ?, ?, ?, '{}', ?)",
+                "out_dir) VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, '{}', ?)",
                 (uid, dataset_id, created_at, prep.query.query, prep.query.column,
-                 prep.query.mechanism, str(prep.charge[0]), str(prep.charge[1]),
+                 prep.query.mechanism, prep.trust_model, str(prep.charge[0]), str(prep.charge[1]),
                  prep.accountant, json.dumps(spec_dict, ensure_ascii=False), str(prep.out)))
             release_id = int(cur.lastrowid)
             history = self._history(conn, dataset_id, release_id)
-            result = engine_release(prep.values, prep.query, SecureSource())  # the noise
-            public = public_result(result)
+            records = None
+            if prep.trust_model == "local":  # each record randomized as its owner would
+                public, records = _local_release(prep)
+            elif prep.model is not None:  # a DP model: the noise is drawn here
+                public = _model_release(prep)
+            else:
+                result = engine_release(prep.values, prep.query, SecureSource())  # the noise
+                public = public_result(result)
             public["notes"] = prep.notes + list(public.get("notes", []))
             stem = self._stem(release_id, prep, uid)
             files = render_bundle(BundleInput(
@@ -889,7 +934,7 @@ class Project:
                 accountant=prep.accountant, budget_epsilon=prep.budget[0],
                 budget_delta=prep.budget[1], formats=prep.spec.formats,
                 report=prep.spec.report, script=prep.spec.script, reader=prep.reader,
-                history=history))
+                history=history, trust_model=prep.trust_model, records=records))
             conn.executemany(
                 "INSERT INTO release_files (release_id, name, role, sha256, bytes) VALUES "
                 "(?, ?, ?, ?, ?)",
@@ -900,6 +945,13 @@ class Project:
                      "params": REGISTRY.get(prep.query.mechanism).resolve(
                          prep.query.mechanism_params()),
                      "components": public.get("components", [])}
+            if prep.model is not None:
+                noise |= {k: public.get(k) for k in (
+                    "noise_family", "grid", "sensitivity_l1", "sensitivity_l2", "rho", "n",
+                    "lambda", "calibration")}
+            if prep.trust_model == "local":
+                noise |= {"randomizer": public.get("parameters", {}), "reports": public.get("n"),
+                          "messages_bits": public.get("messages_bits")}
             conn.execute("UPDATE releases SET noise_json = ?, result_json = ? WHERE id = ?",
                          (json.dumps(noise, allow_nan=False),
                           json.dumps(public, allow_nan=False, ensure_ascii=False), release_id))
@@ -1018,10 +1070,40 @@ def _output_folder(out_dir: str | os.PathLike[str], create: bool) -> tuple[Path,
     return out, created
 
 
+def _local_release(prep: _Prepared) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run the local protocol on the column (fresh randomness from the OS CSPRNG): the
+    public estimate and the columns the untrusted collector received."""
+    from dpstudio.engine.local import run_local
+    from dpstudio.export.tables import local_public
+
+    q = prep.query
+    result = run_local(prep.values, q.mechanism, q.mechanism_params(),
+                       categories=q.categories, bounds=q.bounds, source=SecureSource(),
+                       confidence=q.confidence)
+    if result.simulated:  # pragma: no cover - SecureSource is never simulated
+        raise ProjectError("a local release needs the OS CSPRNG")
+    return local_public(result, q.column, q.relation), result.records()
+
+
+def _model_release(prep: _Prepared) -> dict[str, Any]:
+    """Fit and release the model (fresh noise from the OS CSPRNG): its public fields."""
+    from dpstudio.engine.learning import release_logistic
+    from dpstudio.export.tables import model_public
+
+    q, m = prep.query, prep.model
+    source = SecureSource()
+    params = REGISTRY.get(q.mechanism).resolve(q.mechanism_params())
+    result = release_logistic(m.columns, m.label, m.features, m.bounds, q.epsilon, q.delta,
+                              params["lambda"], source)
+    if result.simulated:  # pragma: no cover - release_logistic requires a SecureSource
+        raise ProjectError("a model release needs the OS CSPRNG")
+    return model_public(result, m.label, q.relation, source.label)
+
+
 def _spec_dict(prep: _Prepared) -> dict[str, Any]:
     """The full resolved spec as recorded in the ledger."""
     q = prep.query
-    return {
+    out = {
         "dataset": str(prep.path), "fingerprint": prep.fingerprint, "column": q.column,
         "query": q.query, "bounds": None if q.bounds is None else [float(b) for b in q.bounds],
         "categories": None if q.categories is None else list(q.categories), "bins": q.bins,
@@ -1029,5 +1111,8 @@ def _spec_dict(prep: _Prepared) -> dict[str, Any]:
         "epsilon": float(q.epsilon), "delta": float(q.delta), "relation": q.relation,
         "confidence": float(q.confidence), "accountant": prep.accountant,
         "formats": list(prep.spec.formats), "report": prep.spec.report,
-        "script": prep.spec.script, "name": prep.spec.name,
+        "script": prep.spec.script, "name": prep.spec.name, "trust_model": prep.trust_model,
     }
+    if prep.model is not None:
+        out["features"] = list(prep.model.features)
+    return out

@@ -19,9 +19,17 @@ Example (every key but ``schema_version``, ``dataset``, ``column``, ``query``,
     # fingerprint = "…"             # refuse unless the dataset has exactly this SHA-256
     # accountant = "basic"
     # name = "age-mean"             # file name stem (default: "<query>-<column>")
+    # trust_model = "local"         # default "central"; "local": each record randomized on
+    #                               # its owner's side (histogram or mean, with rr, krr,
+    #                               # sue, oue, olh, hadamard, cms, local_laplace,
+    #                               # local_gaussian or duchi), relation "replace"
+    # features = ["a", "b"]         # query = "logistic_regression" (mechanism
+    #                               # "dp_erm_logistic"): column is the label, features
+    #                               # numeric columns with declared bounds; relation "replace"
 
     [params]                        # further mechanism parameters
     # calibration = "analytic"
+    # lambda = 0.01                 # dp_erm_logistic: regularization strength λ
 
     [budget]                        # the dataset's total budget, if this release registers it
     epsilon = 3.0
@@ -51,9 +59,14 @@ DEFAULT_FORMATS = ("csv", "json")
 
 _TOP = ("schema_version", "dataset", "fingerprint", "column", "query", "bounds", "categories",
         "bins", "quantile", "mechanism", "epsilon", "delta", "relation", "confidence",
-        "accountant", "formats", "report", "script", "name")
+        "accountant", "formats", "report", "script", "name", "trust_model", "features")
 _TABLES = ("params", "budget")
 _REQUIRED = ("dataset", "column", "query", "mechanism", "epsilon")
+#: Trust models a release spec may name; only central and local can be released so far.
+TRUST_MODELS = ("central", "local")
+_NOT_YET = ("shuffle", "distributed")
+#: Queries that fit a model on ``features`` (``column`` is the label).
+MODEL_QUERIES = ("logistic_regression",)
 
 
 @dataclass(frozen=True)
@@ -76,6 +89,9 @@ class ReleaseSpec:
     accountant: str = "basic"
     name: str | None = None
     source: str = field(default="", compare=False)
+    trust_model: str = "central"
+    #: Model releases (``query = "logistic_regression"``): the feature columns, in order.
+    features: tuple[str, ...] | None = None
 
 
 def _where(source: str) -> str:
@@ -109,6 +125,38 @@ def _bool(data: dict, key: str, where: str, default: bool) -> bool:
     if not isinstance(value, bool):
         raise SpecError(f"{where}{key} must be true or false, got {value!r}")
     return value
+
+
+def _features(data: dict, where: str) -> tuple[str, ...] | None:
+    """The ``features`` list of a model spec, checked; None when absent."""
+    query = data.get("query")
+    value = data.get("features")
+    if value is None:
+        if query in MODEL_QUERIES:
+            raise SpecError(f"{where}a {query} release needs features = [\"a\", \"b\"] "
+                            "(numeric columns with declared bounds)")
+        return None
+    if query not in MODEL_QUERIES:
+        raise SpecError(f"{where}features go with query = \"logistic_regression\", not "
+                        f"{query!r}")
+    if (not isinstance(value, list) or not value
+            or not all(isinstance(f, str) and f.strip() for f in value)):
+        raise SpecError(f"{where}features must be a non-empty list of column names, got "
+                        f"{value!r}")
+    features = tuple(f.strip() for f in value)
+    if len(set(features)) != len(features):
+        raise SpecError(f"{where}features lists a column twice")
+    label = data.get("column")
+    if isinstance(label, str) and label.strip() in features:
+        raise SpecError(f"{where}the label column {label.strip()!r} cannot also be a feature")
+    for key in ("bounds", "categories", "bins", "quantile"):
+        if key in data:
+            raise SpecError(f"{where}a model release takes no {key} (feature bounds come from "
+                            "the dataset's declared schema, never from the data)")
+    if data.get("trust_model", "central") != "central":
+        raise SpecError(f"{where}a {query} release is central-model only (leave out "
+                        "trust_model)")
+    return features
 
 
 def parse_spec(data: dict[str, Any], source: str = "", base: Path | None = None) -> ReleaseSpec:
@@ -168,6 +216,18 @@ def parse_spec(data: dict[str, Any], source: str = "", base: Path | None = None)
         fingerprint = fingerprint.lower()
         if len(fingerprint) != 64 or any(c not in "0123456789abcdef" for c in fingerprint):
             raise SpecError(f"{where}fingerprint must be 64 hexadecimal digits (a SHA-256)")
+    trust_model = _string(data, "trust_model", where, "central")
+    if trust_model in _NOT_YET:
+        raise SpecError(f"{where}{trust_model}-model releases are not supported yet (trust_model "
+                        "= \"central\" or \"local\")")
+    if trust_model not in TRUST_MODELS:
+        raise SpecError(f"{where}unknown trust_model {trust_model!r} (central or local)")
+    # ε-local DP bounds what one person's report says about their value, not whether they
+    # sent one: local releases are budgeted under the replace relation by default.
+    features = _features(data, where)
+    # A model release bounds replacing one record (n stays public), like local releases.
+    default_relation = ("replace" if trust_model == "local" or features is not None
+                        else "add-remove")
     query = QuerySpec(
         query=_string(data, "query", where),
         mechanism=_string(data, "mechanism", where),
@@ -177,7 +237,7 @@ def parse_spec(data: dict[str, Any], source: str = "", base: Path | None = None)
         categories=categories,
         bins=_number(data, "bins", where, integer=True),
         quantile=_number(data, "quantile", where),
-        relation=_string(data, "relation", where, "add-remove"),
+        relation=_string(data, "relation", where, default_relation),
         confidence=float(_number(data, "confidence", where, 0.95)),
         params=dict(params),
         column=_string(data, "column", where),
@@ -190,7 +250,8 @@ def parse_spec(data: dict[str, Any], source: str = "", base: Path | None = None)
         budget_epsilon=None if b_eps is None else float(b_eps),
         budget_delta=None if b_delta is None else float(b_delta),
         fingerprint=fingerprint, accountant=_string(data, "accountant", where, "basic"),
-        name=_string(data, "name", where), source=source,
+        name=_string(data, "name", where), source=source, trust_model=trust_model,
+        features=features,
     )
 
 
@@ -263,8 +324,12 @@ def spec_text(spec: ReleaseSpec) -> str:
     lines = [f"schema_version = {SPEC_VERSION}", f"dataset = {_toml_str(str(spec.dataset))}"]
     if spec.fingerprint:
         lines.append(f"fingerprint = {_toml_str(spec.fingerprint)}")
+    if spec.trust_model != "central":
+        lines.append(f"trust_model = {_toml_str(spec.trust_model)}")
     fields: list[tuple[str, Any]] = [
-        ("column", q.column), ("query", q.query), ("bounds", q.bounds),
+        ("column", q.column), ("features", None if spec.features is None else
+                               list(spec.features)),
+        ("query", q.query), ("bounds", q.bounds),
         ("categories", q.categories), ("bins", q.bins), ("quantile", q.quantile),
         ("mechanism", q.mechanism), ("epsilon", float(q.epsilon)), ("delta", float(q.delta)),
         ("relation", q.relation), ("confidence", float(q.confidence)),

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox
 
 from dpstudio.data.errors import DataError
 from dpstudio.engine.errors import EngineError
+from dpstudio.engine.local.entries import HISTOGRAM_RANDOMIZERS, MEAN_RANDOMIZERS
 from dpstudio.export.errors import ExportError
 from dpstudio.project import (
     BudgetExceededError,
@@ -40,6 +41,7 @@ from dpstudio.project import (
     load_spec,
     save_spec,
 )
+from dpstudio.project.values import LOCAL_QUERIES
 from dpstudio.ui.ledger_view import LedgerData
 from dpstudio.ui.project_dialogs import (
     PROJECT_FILTER,
@@ -53,6 +55,8 @@ from dpstudio.ui.worker import JobRunner
 
 __all__ = ["SPEC_FILTER", "ProjectController"]
 
+#: Local randomizers a release may use (with a histogram or a mean).
+LOCAL_MECHANISMS = HISTOGRAM_RANDOMIZERS + MEAN_RANDOMIZERS
 SPEC_FILTER = "Release specs (*.toml);;All files (*)"
 #: Errors a check or release reports to the user (one line each); anything else is a bug.
 _EXPECTED = (ProjectError, DataError, EngineError, ExportError, OSError)
@@ -315,13 +319,23 @@ class ProjectController(QObject):
         problem = s.problem()
         if problem:
             return f"Nothing to release: {problem}."
-        if s.trust_model != "central":
-            label = TRUST_MODELS[s.trust_model]["label"]
-            return (f"{label}-model releases are not in the project format yet: local, "
-                    "shuffle and distributed releases cannot be recorded in a ledger. "
-                    "Choose the central model to release.")
         relation = (self._record.relation if self._record is not None
                     else self.project.defaults()["relation"])
+        if s.trust_model == "local":
+            if s.query not in LOCAL_QUERIES or s.mechanism not in LOCAL_MECHANISMS:
+                return ("Local-model releases are histograms or means with a local "
+                        "randomizer; choose one to release.")
+            if relation != "replace":
+                return (f"{s.dataset.name if s.dataset else 'This dataset'} is budgeted under "
+                        f"the {relation} relation in {self.project.path.name}: ε-local DP "
+                        "bounds changing one person's value, so local releases need a dataset "
+                        "budgeted under the replace relation.")
+            return None
+        if s.trust_model != "central":
+            label = TRUST_MODELS[s.trust_model]["label"]
+            return (f"{label}-model releases are not in the project format yet: shuffle and "
+                    "distributed releases cannot be recorded in a ledger. Choose the central "
+                    "or local model to release.")
         if s.relation != relation:
             return (f"{s.dataset.name if s.dataset else 'This dataset'} is budgeted under the "
                     f"{relation} relation in {self.project.path.name}: choose that "
@@ -352,8 +366,14 @@ class ProjectController(QObject):
         """The session's analysis as a release spec (None when nothing can be released)."""
         s = self.session
         settings = s.settings()
-        if settings is None or s.dataset is None or s.trust_model != "central":
+        if settings is None or s.dataset is None or s.trust_model not in ("central", "local"):
             return None
+        query = settings.spec()
+        if s.trust_model == "local":
+            if s.query not in LOCAL_QUERIES or s.mechanism not in LOCAL_MECHANISMS:
+                return None
+            # ε-local DP bounds changing one person's value: the replace relation.
+            query = replace(query, relation="replace")
         choices = self._choices()
         formats = tuple(f for f in choices.get("formats", ()) if isinstance(f, str))
         # A [budget] registers the dataset on its first release: the session's totals
@@ -367,7 +387,7 @@ class ProjectController(QObject):
             if self._record is not None or defaults["epsilon"] is not None:
                 budget = (None, None)
         return ReleaseSpec(
-            dataset=str(s.dataset.path.resolve()), query=settings.spec(),
+            dataset=str(s.dataset.path.resolve()), query=query, trust_model=s.trust_model,
             formats=formats or ("csv", "json"), report=bool(choices.get("report", False)),
             script=bool(choices.get("script", False)), budget_epsilon=budget[0],
             budget_delta=budget[1], accountant=accountant)
@@ -384,7 +404,8 @@ class ProjectController(QObject):
             QMessageBox.information(
                 self.window, "Save release spec",
                 f"Nothing to save: {problem}." if problem else
-                "Only central-model analyses can be saved as release specs.")
+                "Only central- and local-model analyses (local: histograms and means) can "
+                "be saved as release specs.")
             return None
         if path is None:
             d = self.session.dataset
@@ -443,7 +464,9 @@ class ProjectController(QObject):
 
         s, q = self.session, spec.query
         problems: list[str] = []
-        s.set_trust_model("central")
+        s.set_trust_model(spec.trust_model)
+        if s.trust_model != spec.trust_model:
+            problems.append(f"the {spec.trust_model} model is not offered for this dataset")
         columns = [c.name for c in s.analysable_columns()]
         if q.column not in columns:
             problems.append(f"no column '{q.column}' to analyse in {s.dataset.name}")
@@ -477,7 +500,8 @@ class ProjectController(QObject):
                         s.set_param(key, value)
                     else:
                         problems.append(f"parameter {key} is not one of {q.mechanism}'s")
-            s.set_relation(q.relation)
+            if spec.trust_model == "central":
+                s.set_relation(q.relation)
             s.set_confidence(q.confidence)
             s.set_budget(q.epsilon, q.delta if q.delta > 0 else None)
             if abs(s.epsilon - q.epsilon) > 1e-12 * max(q.epsilon, 1.0):

@@ -54,6 +54,8 @@ __all__ = [
 PROJECT_FILTER = f"DP Studio projects (*{PROJECT_SUFFIX});;All files (*)"
 #: Export format → check-box label (order of the check boxes).
 FORMAT_LABELS = {"csv": "CSV", "json": "JSON", "parquet": "Parquet", "xlsx": "Excel"}
+LOCAL_MODEL_TEXT = ("local model: each record randomized before aggregation (the randomized "
+                    "records are exported with the estimates; raw values never are)")
 REAL_RELEASE = "Noise from the OS CSPRNG — a real release."
 REAL_RELEASE_MORE = ("Its ε and δ are charged to the dataset's budget for good and it is "
                      "recorded in the project's ledger; it cannot be undone. (The preview's "
@@ -233,6 +235,10 @@ class ReleaseDialog(QDialog):
         what = QGroupBox("What will be released", self)
         form = QFormLayout(what)
         form.addRow("Dataset", _selectable(f"{dataset}", what))
+        self.trust_label: QLabel | None = None
+        if getattr(spec, "trust_model", "central") == "local":
+            self.trust_label = _selectable(LOCAL_MODEL_TEXT, what)
+            form.addRow("Trust model", self.trust_label)
         for label, text in describe_query(check["query"]):
             form.addRow(label, _selectable(text, what))
 

@@ -236,8 +236,11 @@ def test_release_button_says_why_it_is_disabled(window, tmp_path):
     _create(window, tmp_path)
     button = window.result_panel.release_button
     assert button.isEnabled() and "OS CSPRNG" in button.toolTip()
-    window.session.set_trust_model("local")
-    assert not button.isEnabled() and "not in the project format yet" in button.toolTip()
+    window.session.set_trust_model("local")  # local needs a replace-relation budget
+    assert not button.isEnabled() and "replace relation" in button.toolTip()
+    window.session.set_trust_model("shuffle")
+    if window.session.trust_model == "shuffle":
+        assert not button.isEnabled()
     window.session.set_trust_model("central")
     window.session.set_relation("replace")
     assert not button.isEnabled() and "add-remove relation" in button.toolTip()
@@ -372,3 +375,39 @@ def test_ledger_tab_and_release_dialog_render(window, qtbot, tmp_path, monkeypat
     dialog = grabbed[0]
     assert dialog.width() >= 560 and dialog.height() > 300
     assert _near(_pixels(dialog, dialog.rect()), "#fdecea", 10) > 2000  # the warning banner
+
+
+def test_release_a_local_krr_histogram(window, qtbot, tmp_path, monkeypatch):
+    """The local model: Release… is enabled for K-RR on a declared categorical column, the
+    confirmation names the local model and the charge, and the release writes the records."""
+    path = tmp_path / "study.dpstudio"
+    assert window.projects.create_project(path, epsilon=2.0, delta=1e-5, relation="replace")
+    s = window.session
+    s.set_column("faculty")
+    s.set_trust_model("local")
+    s.set_query("histogram")
+    s.set_mechanism("krr")
+    s.set_epsilon(0.8)
+    assert (s.trust_model, s.query, s.mechanism) == ("local", "histogram", "krr")
+    window.projects.update_release_state()
+    assert window.result_panel.release_button.isEnabled(), \
+        window.result_panel.release_button.toolTip()
+    confirm = Confirm(monkeypatch)
+    record = _release(window, qtbot)
+    dialog = confirm.dialogs[0]
+    assert dialog.trust_label is not None
+    assert "local model: each record randomized before aggregation" in dialog.trust_label.text()
+    assert "ε = 0.8" in dialog.charge_label.text()
+    assert record.status == "done" and record.trust_model == "local"
+    assert (record.query, record.column, record.mechanism) == ("histogram", "faculty", "krr")
+    assert float(record.epsilon) == 0.8
+    names = {f.name for f in record.files}
+    records_csv = next(n for n in names if n.endswith(".records.csv"))
+    text = (record.out_dir / records_csv).read_text(encoding="utf-8")
+    assert text.startswith("report") and "Engineering" not in text
+    assert any(n.endswith(".manifest.json") for n in names)
+    # Shuffle stays refused, with the reason on the button.
+    s.set_trust_model("shuffle")
+    window.projects.update_release_state()
+    assert s.trust_model == "shuffle"
+    assert not window.result_panel.release_button.isEnabled()
