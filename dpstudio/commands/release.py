@@ -28,7 +28,8 @@ def parser() -> argparse.ArgumentParser:
         "optionally a report and a reproducible script) to the output folder.",
         epilog="Exit codes: 0 released, 2 bad input, 3 budget exceeded. Spec format: see "
         "dpstudio.project.spec (schema_version = 1; dataset, column, query, mechanism, "
-        "epsilon, …).",
+        "epsilon, …; trust_model = \"local\" for a local-model histogram or mean; query = "
+        "\"logistic_regression\" with features = [...] for a DP model).",
     )
     p.add_argument("spec", metavar="SPEC.toml", help="release spec (TOML)")
     p.add_argument("--project", required=True, metavar="P.dpstudio",
@@ -66,7 +67,12 @@ def run(argv: Sequence[str]) -> int:
     print(f"release #{record.id} {record.status}: {record.query} of {record.column!r} "
           f"({record.mechanism}, ε = {_fmt(float(record.epsilon))}, δ = "
           f"{_fmt(float(record.delta))})")
-    if isinstance(r.get("value"), dict):
+    if r.get("model") is not None:  # coefficients (log-odds), the intercept last
+        for label, v in r["value"].items():
+            print(f"  {label:<24} {_fmt(v):>12}")
+        print(f"  noise        {r.get('noise_family')}, scale {_fmt(r.get('noise_scale'))} "
+              f"(λ = {_fmt(r.get('lambda'))}, n = {r.get('n')})")
+    elif isinstance(r.get("value"), dict):
         for label, v in r["value"].items():
             print(f"  {label:<16} {_fmt(v):>12}   [{_fmt(r['ci_low'][label])}, "
                   f"{_fmt(r['ci_high'][label])}]")

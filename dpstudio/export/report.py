@@ -289,16 +289,14 @@ def _guarantee(inp: ReportInput) -> str:
         return _e(text)
     if _is_model(inp.public):
         pub = inp.public
-        text = (f"This model is differentially private with ε = {inp.epsilon:g}{delta}: its "
-                f"coefficients were fitted on {pub['n']} records and then randomized "
-                f"({pub['noise_family']} noise), so that changing any one person's record — "
-                "all of its values, label included — barely changes what could be "
-                "published. ")
+        opening = (f"This model is differentially private with ε = {inp.epsilon:g}{delta}: "
+                   f"its coefficients were fitted on {pub['n']} records and then randomized "
+                   f"({pub['noise_family']} noise), so replacing any one person's record — "
+                   "all of its values, label included — barely changes what is published. ")
     else:
-        text = ""
-    text += (f"This result is differentially private with ε = {inp.epsilon:g}{delta}. "
-             if not text else "")
-    text += (f"An attacker who wants to tell {who} cannot do better than the curve shown, "
+        opening = f"This result is differentially private with ε = {inp.epsilon:g}{delta}. "
+    text = (opening
+            + f"An attacker who wants to tell {who} cannot do better than the curve shown, "
             "whatever else they know and however they analyse the result: if their test "
             "wrongly says \"yes\" to at most a fraction α of people (false alarms), it must "
             "miss at least the fraction shown by the curve of the people it is looking for. "
@@ -314,6 +312,13 @@ def _guarantee(inp: ReportInput) -> str:
 
 
 def _value_table(pub: dict[str, Any], conf: float) -> str:
+    if _is_model(pub):
+        rows = [f"<tr><td>{_e(k)}</td><td class='num'>{_num(v)}</td><td class='num'>± "
+                f"{_num(s)}</td></tr>"
+                for (k, v), s in zip(pub["value"].items(), coefficient_noise_scales(pub),
+                                     strict=True)]
+        return ("<tr><th>term</th><th>released coefficient</th><th>noise scale</th></tr>"
+                + "\n".join(rows))
     head = (f"<tr><th>{'cell' if pub['query'] == 'histogram' else 'statistic'}</th>"
             f"<th>released value</th><th>{conf:.0%} interval</th></tr>")
     rows = []
@@ -346,7 +351,11 @@ def _history_table(inp: ReportInput) -> str:
 def _method_table(inp: ReportInput) -> str:
     spec, pub = inp.spec, inp.public
     info = REGISTRY.get(spec.mechanism)
-    domain = ("categories " + ", ".join(spec.categories) if spec.categories is not None else
+    model = _is_model(pub)
+    domain = ("feature bounds " + ", ".join(f"{f} [{pub['bounds'][f][0]:g}, "
+                                            f"{pub['bounds'][f][1]:g}]"
+                                            for f in pub["features"]) if model else
+              "categories " + ", ".join(spec.categories) if spec.categories is not None else
               f"bounds [{spec.bounds[0]:g}, {spec.bounds[1]:g}]" if spec.bounds is not None
               else "—")
     if spec.bins is not None and spec.categories is None:
@@ -358,7 +367,8 @@ def _method_table(inp: ReportInput) -> str:
          "local: each record was randomized on its owner's side before aggregation"
          if inp.trust_model == "local" else
          f"{inp.trust_model}: a trusted curator adds noise to the statistic"),
-        ("statistic", f"{spec.query} of {spec.column}"
+        ("statistic", f"logistic regression of {spec.column} on "
+         f"{', '.join(pub['features'])}" if model else f"{spec.query} of {spec.column}"
          + (f" (q = {spec.quantile:g})" if spec.query == "quantile" else "")),
         ("declared domain", domain + " — declared, never read off the data"),
         ("neighbouring relation", spec.relation),
@@ -369,10 +379,16 @@ def _method_table(inp: ReportInput) -> str:
                                     (pub.get("parameters") or {}).items())),
            ("bits per report", _num(pub.get("messages_bits"))))
           if inp.trust_model == "local" else
+          (("records (n, public under replace-one)", _num(pub.get("n"))),
+           ("sensitivity", f"ℓ1 {_num(pub.get('sensitivity_l1'))}, ℓ2 "
+                           f"{_num(pub.get('sensitivity_l2'))} (normalized coefficients)"),
+           ("noise", f"{pub.get('noise_family')}, scale {_num(pub.get('noise_scale'))} per "
+                     f"coordinate, on a grid of {_num(pub.get('grid'))}"))
+          if model else
           (("sensitivity", _num(pub.get("sensitivity"))),
            ("noise scale", _num(pub.get("noise_scale"))))),
         ("ε, δ charged", f"{inp.epsilon:g}, {inp.delta:g} ({inp.accountant} accountant)"),
-        ("confidence level", f"{spec.confidence:g}"),
+        *(() if model else (("confidence level", f"{spec.confidence:g}"),)),
         ("randomness", str(pub.get("source", ""))),
         ("release", f"#{inp.release_id} ({inp.uid}), {inp.created_at}"),
         ("engine", f"dpstudio {inp.engine_version}"),
@@ -383,16 +399,24 @@ def _method_table(inp: ReportInput) -> str:
 def _fill(inp: ReportInput, sources: dict[str, str]) -> str:
     spec, pub = inp.spec, inp.public
     local = inp.trust_model == "local"
-    _, _, _, _, util_caption = (local_utility_series if local else utility_series)(spec, pub)
+    model = _is_model(pub)
+    series = (local_utility_series if local else model_utility_series if model else
+              utility_series)
+    _, _, _, _, util_caption = series(spec, pub)
     notes = "".join(f"<p class='caption'>Note: {_e(n)}</p>" for n in pub.get("notes", []))
     left = inp.budget_epsilon - sum(h["epsilon"] for h in inp.history)
     left_d = inp.budget_delta - sum(h["delta"] for h in inp.history)
     values = {
-        "title": _e(f"Differentially private {spec.query} of {spec.column}"),
+        "title": _e(f"Differentially private logistic regression of {spec.column}" if model
+                    else f"Differentially private {spec.query} of {spec.column}"),
         "subtitle": _e(f"Release #{inp.release_id} from {inp.dataset_name}, "
                        f"{inp.created_at} (UTC) — DP Studio {inp.engine_version}"),
         "value_table": _value_table(pub, spec.confidence),
         "value_caption": _e(
+            "Coefficients on the log-odds scale: logit P(" + str(spec.column) + " = yes) = "
+            "(intercept) + Σ coefficient × feature, each feature clipped to its declared "
+            "bounds. Noise scale: the noise added, carried to each coefficient's units "
+            "(the error bars in the chart)." if model else
             f"Estimated from the randomized reports alone; each interval is a normal "
             f"{spec.confidence:g} interval from the protocol's exact variance"
             + (" (each cell on its own)." if pub["query"] == "histogram" else ".")
