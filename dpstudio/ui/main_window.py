@@ -504,41 +504,12 @@ class MainWindow(QMainWindow):
         help_menu.addAction(self.about_action)
 
     def _fill_recent_menu(self) -> None:
-        menu = self.recent_menu
-        menu.clear()
-        files = self.settings.recent_files
-        for number, name in enumerate(files, start=1):
-            path = Path(name)
-            label = f"&{number} {path.name}" if number < 10 else path.name
-            action = menu.addAction(label)
-            action.setToolTip(str(path))
-            action.setStatusTip(str(path))
-            action.triggered.connect(lambda _checked=False, p=path: self.open_path(p))
-        if not files:
-            menu.addAction("No recent files").setEnabled(False)
-        menu.addSeparator()
-        clear = menu.addAction("Clear Recent Files")
-        clear.setEnabled(bool(files))
-        clear.triggered.connect(self._clear_recent)
+        _fill_recent(self.recent_menu, self.settings.recent_files, self.open_path,
+                     "files", self._clear_recent)
 
     def _fill_recent_projects_menu(self) -> None:
-        menu = self.recent_projects_menu
-        menu.clear()
-        files = self.settings.recent_projects
-        for number, name in enumerate(files, start=1):
-            path = Path(name)
-            label = f"&{number} {path.name}" if number < 10 else path.name
-            action = menu.addAction(label)
-            action.setToolTip(str(path))
-            action.setStatusTip(str(path))
-            action.triggered.connect(lambda _checked=False, p=path:
-                                     self.projects.open_project(p))
-        if not files:
-            menu.addAction("No recent projects").setEnabled(False)
-        menu.addSeparator()
-        clear = menu.addAction("Clear Recent Projects")
-        clear.setEnabled(bool(files))
-        clear.triggered.connect(self._clear_recent_projects)
+        _fill_recent(self.recent_projects_menu, self.settings.recent_projects,
+                     self.projects.open_project, "projects", self._clear_recent_projects)
 
     def _clear_recent_projects(self) -> None:
         self.settings.clear_recent_projects()
@@ -663,3 +634,20 @@ class MainWindow(QMainWindow):
                 self.session.set_column(rows[index.row()].name)
 
         table.selectionModel().currentRowChanged.connect(current)
+
+
+def _fill_recent(menu: Any, files: list[str], open_fn: Any, noun: str, clear_fn: Any) -> None:
+    """Rebuild a "Recent …" menu: numbered entries, a placeholder when empty, and Clear."""
+    menu.clear()
+    for number, name in enumerate(files, start=1):
+        path = Path(name)
+        action = menu.addAction(f"&{number} {path.name}" if number < 10 else path.name)
+        action.setToolTip(str(path))
+        action.setStatusTip(str(path))
+        action.triggered.connect(lambda _checked=False, p=path: open_fn(p))
+    if not files:
+        menu.addAction(f"No recent {noun}").setEnabled(False)
+    menu.addSeparator()
+    clear = menu.addAction(f"Clear Recent {noun.capitalize()}")
+    clear.setEnabled(bool(files))
+    clear.triggered.connect(clear_fn)

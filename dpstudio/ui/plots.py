@@ -28,6 +28,13 @@ TRADEOFF_TOOLTIP = (
 )
 
 
+# Short forms of long axis labels, for when the full label cannot fit (presentation mode).
+SHORT_AXIS_LABELS = {
+    "Type I error α (false alarm)": "α (false alarm)",
+    "Type II error β (missed detection)": "β (missed detection)",
+}
+
+
 def foreground() -> str:
     """Text colour of plots in the current palette (light or dark)."""
     current = getattr(style, "current_palette", None)

@@ -19,9 +19,10 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow
 
+from dpstudio.ui.plots import SHORT_AXIS_LABELS
 from dpstudio.ui.style import current_palette, plot_widgets
 
 __all__ = ["CAPTION_PROPERTY", "DEFAULT_CAPTIONS", "PresentationMode", "caption_for",
@@ -67,7 +68,7 @@ class _PlotState:
 
     title: str | None = None
     title_opts: dict[str, Any] = field(default_factory=dict)
-    axes: dict[str, tuple[Any, dict[str, Any]]] = field(default_factory=dict)
+    axes: dict[str, tuple[Any, dict[str, Any], str]] = field(default_factory=dict)
     grid: tuple[bool, bool, float] = (False, False, 0.0)
     legend_size: str | None = None
     margins: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 1.0)
@@ -190,6 +191,16 @@ class PresentationMode(QObject):
         size = self._font.pointSizeF() if self._font is not None else -1.0
         return size if size > 0 else 10.0
 
+    def _fitting_points(self, text: str, points: float, floor: float, room: float) -> float:
+        """The largest size ≤ ``points`` (and ≥ ``floor``) at which ``text`` fits ``room``."""
+        font = QFont(self._font or QFont())
+        while points > floor:
+            font.setPointSizeF(points)
+            if QFontMetricsF(font).horizontalAdvance(text) <= room:
+                break
+            points -= 0.5
+        return max(points, floor)
+
     def _present(self, plot: pg.PlotWidget) -> _PlotState:
         item = plot.getPlotItem()
         base = self._base_size()
@@ -202,12 +213,21 @@ class PresentationMode(QObject):
         tick_font.setPointSizeF(base * self.scale)
         for name in ("left", "bottom", "right", "top"):
             axis = item.getAxis(name)
-            state.axes[name] = (axis.style.get("tickFont"), dict(axis.labelStyle))
+            state.axes[name] = (axis.style.get("tickFont"), dict(axis.labelStyle),
+                                axis.labelText)
             axis.setStyle(tickFont=tick_font)
             if axis.labelText or axis.labelUnits:
-                size = f"{base * self.scale * 0.9:.0f}pt"
+                points = base * self.scale * 0.9
+                text = axis.labelText
+                if name in ("left", "right"):
+                    # Vertical labels run along the plot's height, which the enlarged legend
+                    # and caption shrink: use the short form, and shrink it if still too long.
+                    text = SHORT_AXIS_LABELS.get(text, text)
+                    room = 0.95 * item.vb.sceneBoundingRect().height()
+                    points = self._fitting_points(text, points, 0.8 * base, room)
+                size = f"{points:.0f}pt"
                 axis.labelStyle = {**axis.labelStyle, "font-size": size}
-                axis.setLabel(axis.labelText, axis.labelUnits or None)
+                axis.setLabel(text, axis.labelUnits or None)
         ctrl = item.ctrl
         state.grid = (ctrl.xGridCheck.isChecked(), ctrl.yGridCheck.isChecked(),
                       ctrl.gridAlphaSlider.value() / 255.0)
@@ -241,12 +261,12 @@ class PresentationMode(QObject):
         item = plot.getPlotItem()
         if state.title is not None:
             item.setTitle(state.title, **state.title_opts)
-        for name, (tick_font, label_style) in state.axes.items():
+        for name, (tick_font, label_style, label_text) in state.axes.items():
             axis = item.getAxis(name)
             axis.setStyle(tickFont=tick_font)
             axis.labelStyle = label_style
-            if axis.labelText or axis.labelUnits:
-                axis.setLabel(axis.labelText, axis.labelUnits or None)
+            if label_text or axis.labelUnits:
+                axis.setLabel(label_text, axis.labelUnits or None)
         x, y, alpha = state.grid
         item.showGrid(x=x, y=y, alpha=alpha if (x or y) else None)
         if item.legend is not None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 
 import pandas as pd
-import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QFileDialog, QMessageBox
@@ -13,27 +12,6 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from dpstudio.data import open_dataset, sample_path
 from dpstudio.engine.jobs import check
 from dpstudio.ui.loader import DatasetLoader
-from dpstudio.ui.main_window import MainWindow
-
-
-@pytest.fixture
-def window(qtbot):
-    win = MainWindow(open_dataset(sample_path("survey")))
-    qtbot.addWidget(win)
-    return win
-
-
-@pytest.fixture
-def errors(monkeypatch):
-    """QMessageBox.critical recorded instead of shown."""
-    shown: list[str] = []
-
-    def fake_critical(parent, title, text, *args, **kwargs):
-        shown.append(text)
-        return QMessageBox.StandardButton.Ok
-
-    monkeypatch.setattr(QMessageBox, "critical", staticmethod(fake_critical))
-    return shown
 
 
 def _choose(monkeypatch, path):

@@ -175,3 +175,16 @@ def test_main_window_view_menu_and_export_actions(qtbot, monkeypatch, tmp_path):
                         staticmethod(lambda *a, **k: (str(target), "")))
     window.export_actions["svg"].trigger()
     assert target.is_file() and ET.parse(target).getroot().tag.endswith("svg")
+
+
+def test_long_vertical_labels_use_their_short_form_while_presenting(qtbot, host):
+    plot = host.plots[0]
+    item = plot.getPlotItem()
+    item.setLabel("left", "Type II error β (missed detection)")
+    item.setLabel("bottom", "Type I error α (false alarm)")
+    mode = PresentationMode(host, scale=1.5)
+    mode.set_enabled(True)
+    assert item.getAxis("left").labelText == "β (missed detection)"
+    assert item.getAxis("bottom").labelText == "Type I error α (false alarm)"  # room enough
+    mode.set_enabled(False)
+    assert item.getAxis("left").labelText == "Type II error β (missed detection)"

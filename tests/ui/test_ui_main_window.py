@@ -4,35 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog
 
-from dpstudio.data import open_dataset, sample_path
+from dpstudio.data import open_dataset
 from dpstudio.ui.main_window import MainWindow
 from dpstudio.ui.plots import HINT
 from dpstudio.ui.table_model import MISSING_TEXT, DataFrameModel
-
-
-@pytest.fixture
-def window(qtbot):
-    win = MainWindow(open_dataset(sample_path("survey")))
-    qtbot.addWidget(win)
-    return win
-
-
-@pytest.fixture
-def errors(monkeypatch):
-    """Record QMessageBox.critical calls instead of blocking on a modal dialog."""
-    shown: list[str] = []
-
-    def fake_critical(parent, title, text, *args, **kwargs):
-        shown.append(text)
-        return QMessageBox.StandardButton.Ok
-
-    monkeypatch.setattr(QMessageBox, "critical", staticmethod(fake_critical))
-    return shown
 
 
 def _choose_file(monkeypatch, path):
