@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -78,8 +79,55 @@ def _cmd_gui(argv: Sequence[str]) -> int:
     return run_app(args.dataset, screenshot=args.screenshot, size=args.size, view=args.view)
 
 
+def _pipe_closed() -> int:
+    """The reader of our output went away (``dpstudio ledger --json | head``): not an
+    error of ours. As the Python documentation advises (signal module, "Note on
+    SIGPIPE"), point stdout at devnull so that the interpreter's final flush cannot
+    fail again, and exit quietly with code 1."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real stdout (embedded, tests)
+        pass
+    return 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``dpstudio``; returns the exit code."""
+    """Entry point of ``dpstudio``; returns the exit code.
+
+    Called without ``argv`` it is the program itself (the ``dpstudio`` script, ``python -m
+    dpstudio``): it then ends the process with :func:`_end_process` and never returns.
+    """
+    code = _run(argv)
+    if argv is None:
+        _end_process(code)
+    return code
+
+
+def _end_process(code: int) -> None:
+    """Flush our output and end the process at once, skipping interpreter finalization.
+
+    Why: loading a table starts pyarrow's C++ thread pools (its CPU pool and its IO pool,
+    ``std::thread`` workers that Python never joins). At a normal exit they are torn down
+    by C++ static destructors that race the still-running workers; on a loaded machine a
+    worker is now and then still joinable when its ``std::thread`` is destroyed, and the
+    C++ runtime aborts: "terminate called without an active exception", SIGABRT, exit
+    134, after the command had done all its work (about 1 run in 150 under load; the
+    same race as apache/arrow#34314). Every file a command writes is closed (and
+    fsynced) before it returns, and a project's ledger is SQLite, durable at each
+    commit, so nothing is left for finalization to do but that teardown.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:
+            code = _pipe_closed() if stream is sys.stdout else code
+        except (OSError, ValueError, AttributeError):
+            pass
+    os._exit(code)
+
+
+def _run(argv: Sequence[str] | None) -> int:
     from dpstudio.data.errors import DataError
     from dpstudio.engine.errors import EngineError
 
@@ -87,8 +135,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = COMMANDS.get(argv[0]) if argv else None
     try:
         if name is not None:
-            return importlib.import_module(f"dpstudio.commands.{name}").run(argv[1:])
+            code = importlib.import_module(f"dpstudio.commands.{name}").run(argv[1:])
+            sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+            return code
         return _cmd_gui(argv)
+    except BrokenPipeError:
+        return _pipe_closed()
     except (EngineError, DataError, CliError) as err:
         return fail(str(err))
     except SystemExit as stop:  # argparse's own exits (--help, usage errors)

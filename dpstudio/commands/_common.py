@@ -18,10 +18,21 @@ class Parser(argparse.ArgumentParser):
     """argparse that reports errors as one line, prefixed with the program name."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {_capped(message)}\n")
 
 
 def fail(message: str) -> int:
-    """Print ``dpstudio: error: message`` on stderr; return exit code 2."""
-    print(f"dpstudio: error: {message}", file=sys.stderr)
+    """Print ``dpstudio: error: message`` on stderr; return exit code 2.
+
+    The message is kept to one line of at most ``MAX_MESSAGE`` characters, whatever user
+    text (a 100,000-character column name, an argument) it echoes.
+    """
+    print(f"dpstudio: error: {_capped(message)}", file=sys.stderr)
     return EXIT_USAGE
+
+
+def _capped(message: object) -> str:
+    # Imported here: dpstudio.data pulls in pandas, which a successful command may not need.
+    from dpstudio.data.errors import DataError
+
+    return str(DataError(str(message)))  # one line, capped (the data layer's one rule)

@@ -65,6 +65,21 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+# Counts above 2^53 are not even representable as floats, so no accountant's arithmetic
+# could stay a proven upper bound there: refuse rather than print a number.
+MAX_RUNS = 1 << 53
+
+
+def _runs(flag: str, value: int) -> int:
+    from dpstudio.engine.checks import count
+
+    k = count(flag, value)
+    if k > MAX_RUNS:
+        raise CliError(f"{flag} must be at most 2^53 ≈ {MAX_RUNS:.3g} (got {k}): beyond it no "
+                       "accountant here can state a proven bound")
+    return k
+
+
 def _need(args: argparse.Namespace, flag: str) -> Any:
     value = getattr(args, flag.replace("-", "_"))
     if value is None:
@@ -82,7 +97,7 @@ def _account(args: argparse.Namespace) -> dict[str, Any]:
         rdp_laplace,
     )
     from dpstudio.engine.calibration import validate_delta, validate_sensitivity
-    from dpstudio.engine.checks import count, positive
+    from dpstudio.engine.checks import positive
 
     mech = args.mechanism
     for flag in sorted(set().union(*_FLAGS.values()) - _FLAGS[mech]):
@@ -91,7 +106,7 @@ def _account(args: argparse.Namespace) -> dict[str, Any]:
     sens = validate_sensitivity(1.0 if args.sensitivity is None else args.sensitivity)
     if mech == "subsampled-gaussian":
         sigma = positive("σ", _need(args, "sigma"))
-        rate, steps = _need(args, "sample-rate"), _need(args, "steps")
+        rate, steps = _need(args, "sample-rate"), _runs("--steps", _need(args, "steps"))
         delta = _need(args, "delta")
         method = args.method or "pld"
         if method not in _ALLOWED[mech]:
@@ -103,7 +118,7 @@ def _account(args: argparse.Namespace) -> dict[str, Any]:
                 "approximate": r.approximate, "mechanism": mech, "sigma": sigma,
                 "sensitivity": sens, "sample_rate": r.sample_rate, "steps": r.steps}
 
-    k = count("--compose", 1 if args.compose is None else args.compose)
+    k = _runs("--compose", 1 if args.compose is None else args.compose)
     if mech == "gaussian":
         sigma = positive("σ", _need(args, "sigma"))
         delta = validate_delta(_need(args, "delta"), required=True)
@@ -164,6 +179,10 @@ def _summary(out: dict[str, Any]) -> str:
 def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
     out = _account(args)
+    if not math.isfinite(out["epsilon"]) and out["method"] == "pld":
+        raise CliError(f"the PLD accountant cannot bound ε at δ = {out['delta']:g} here: the "
+                       "tail mass its grid drops (up to 1e-15 per run) adds up to more than δ; "
+                       "use --method rdp")
     if not math.isfinite(out["epsilon"]):
         raise CliError(f"ε is unbounded at δ = {out['delta']:g} for these parameters")
     if args.json:

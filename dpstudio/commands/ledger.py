@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Sequence
 
 from dpstudio.commands._common import EXIT_OK, Parser, fail
@@ -17,10 +18,19 @@ def parser() -> argparse.ArgumentParser:
         description="Print a project's privacy ledger: each dataset's budget, what is spent "
         "and left, and every release (done, aborted or pending) with its files.",
         epilog="Aborted releases stay charged (their noise was drawn) and list no files. "
-        "Opening the project first recovers any interrupted release.",
+        "Opening the project first recovers any interrupted release. The ledger is "
+        "hash-chained and checked against the release manifests it can reach: if it was "
+        "changed outside DP Studio (a release deleted, an ε lowered, a budget raised), "
+        "this says what changed, exits with code 2, and new releases are refused until "
+        "--acknowledge.",
     )
     p.add_argument("project", metavar="P.dpstudio", help="project file")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--acknowledge", action="store_true",
+                   help="acknowledge changes made to the ledger outside DP Studio: keep the "
+                   "pessimistic charges (the largest ε and δ recorded anywhere; deleted "
+                   "releases restored and still charged; raised budgets lowered back), record "
+                   "the acknowledgement in the ledger, and allow releases again")
     return p
 
 
@@ -28,15 +38,24 @@ def run(argv: Sequence[str]) -> int:
     from dpstudio.project import Project, ProjectError
 
     args = parser().parse_args(argv)
+    acknowledged: list[str] = []
     try:
         with Project.open(args.project) as project:
+            if args.acknowledge:
+                acknowledged = project.acknowledge()
             data = project.to_dict()
             recovery = project.last_recovery
     except ProjectError as err:
         return fail(str(err))
+    problems = data["integrity"]["problems"]
+    if args.acknowledge:
+        print(f"acknowledged {len(acknowledged)} change(s) made outside DP Studio, with "
+              "the pessimistic charges: " + "; ".join(acknowledged) if acknowledged else
+              "nothing to acknowledge: the ledger is as DP Studio wrote it",
+              file=sys.stderr)
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False))
-        return EXIT_OK
+        return _tampered(args.project, problems)
     print(f"project {data['project']} (schema version {data['schema_version']})")
     d = data["defaults"]
     if d["epsilon"] is not None:
@@ -49,7 +68,9 @@ def run(argv: Sequence[str]) -> int:
         print("  no datasets yet (the first release on a dataset registers it)")
     for ds in data["datasets"]:
         e = ds["exact"]
-        print(f"\ndataset {ds['name']}  {ds['fingerprint']}")
+        print(f"\ndataset #{ds['id']} {ds['name']}  {ds['fingerprint']}")
+        if ds.get("budget_of") is not None:
+            print(f"  shares the budget of dataset #{ds['budget_of']} (a version of it)")
         print(f"  path      {ds['path']}")
         print(f"  budget    ε = {e['budget_epsilon']}, δ = {e['budget_delta']} ({ds['relation']}, "
               f"{ds['accountant']} accountant)")
@@ -61,4 +82,15 @@ def run(argv: Sequence[str]) -> int:
             print(f"  {r['id']:>4}  {r['time']:<20}  {r['status']:<8}  {r['epsilon_exact']:>8}  "
                   f"{r['delta_exact']:>8}  {r['query']} of {r['column']} ({r['mechanism']}, "
                   f"{len(r['files'])} files)")
-    return EXIT_OK
+    return _tampered(args.project, problems)
+
+
+def _tampered(project: str, problems: list[str]) -> int:
+    """Exit 0 for an intact ledger; else say what changed, in one line, and exit 2."""
+    if not problems:
+        return EXIT_OK
+    from pathlib import Path
+
+    from dpstudio.project.project import tamper_message
+
+    return fail(tamper_message(Path(project), problems))

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextvars
 import json
 import math
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,6 +26,14 @@ def _bounds(text: str) -> tuple[float, float]:
 
 
 TRUST_MODELS = ("central", "local", "shuffle", "distributed")
+
+#: Whether this run prints analyst-only numbers (--analyst): read by the printers of
+#: every trust model, so their branches need not pass the flag along.
+_ANALYST: contextvars.ContextVar[bool] = contextvars.ContextVar("analyst", default=False)
+
+#: Said in every output: a query is never recorded in a project's ledger.
+LEDGER_NOTE = ("not charged to any ledger: dpstudio query records nothing; publish through "
+               "a project (dpstudio release) to charge a dataset's budget")
 
 
 def _mechanism_params() -> dict[str, list[tuple[str, Any]]]:
@@ -51,6 +61,9 @@ def parser() -> argparse.ArgumentParser:
         "(on the command line or in DATA.schema.json), never read off the data.",
     )
     p.add_argument("data", help="CSV, TSV, Parquet or Excel file")
+    p.add_argument("--no-header", dest="header", action="store_false",
+                   help="the file's first line is data, not column names (columns are "
+                   "then named 1, 2, …)")
     p.add_argument("--column", required=True, help="column to query")
     p.add_argument("--query", required=True, choices=queries)
     p.add_argument("--mechanism", required=True, choices=REGISTRY.names(),
@@ -68,13 +81,23 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--relation", choices=RELATIONS, default="add-remove",
                    help="neighbouring datasets differ by adding/removing one record "
                    "(default) or by replacing one record's value")
+    p.add_argument("--missing", choices=("drop", "impute"),
+                   help="central sum, mean, variance: drop missing values (empty, NaN, ±inf; "
+                   "default; under replace the sensitivity then covers a value appearing) or "
+                   "impute a declared constant (then every row counts and, under replace, "
+                   "n is public: a mean uses the whole budget on its sum)")
+    p.add_argument("--impute", type=float, metavar="VALUE",
+                   help="the constant imputed for missing values, inside the bounds "
+                   "(implies --missing impute; default: the midpoint of the bounds)")
     p.add_argument("--confidence", type=float, default=0.95,
                    help="level of the reported confidence interval (default 0.95)")
     p.add_argument("--postprocess", choices=("none", "clip", "simplex"), default="none",
                    help="local histograms: keep unbiased estimates (default), clip negatives "
                    "and renormalize, or project onto the simplex")
     p.add_argument("--dropouts", type=int, default=0,
-                   help="distributed: clients that drop out after masking (default 0)")
+                   help="distributed: clients that drop out after masking (default 0; "
+                   "more than the declared --max-dropouts is refused: the noise is planned "
+                   "before anyone drops)")
     p.add_argument("--features", help="models: the feature columns, a,b,c (--column is the "
                    "yes/no label); their bounds come from the dataset's declared schema")
     p.add_argument("--export-records", metavar="FILE.csv",
@@ -88,6 +111,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--simulate", type=int, metavar="SEED",
                    help="draw noise from a seeded generator: a simulation, NOT a release")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--analyst", action="store_true",
+                   help="also print analyst-only numbers read off the raw data without noise "
+                   "(values clamped, missing values): for your eyes, never to publish")
     return p
 
 
@@ -100,19 +126,43 @@ def _declared(data_path: str, column: str) -> Any:
 
 
 def run(argv: Sequence[str]) -> int:
+    args = parser().parse_args(argv)
+    token = _ANALYST.set(bool(args.analyst))
+    try:
+        return _run(args)
+    finally:
+        _ANALYST.reset(token)
+
+
+def _missing(args: argparse.Namespace, trust: str) -> str:
+    """The missing-value treatment asked for: --impute implies impute; central only."""
+    if args.impute is not None and args.missing == "drop":
+        raise CliError("--impute VALUE imputes missing values: it cannot go with "
+                       "--missing drop")
+    missing = "impute" if args.impute is not None else (args.missing or "drop")
+    if missing == "impute" and trust != "central":
+        raise CliError("--missing impute / --impute apply to central-model queries")
+    return missing
+
+
+def _run(args: argparse.Namespace) -> int:
     from dpstudio.data.loading import load_table
     from dpstudio.engine.registry import REGISTRY
     from dpstudio.engine.rng import SecureSource, SimulationSource
 
-    args = parser().parse_args(argv)
     info = REGISTRY.get(args.mechanism)
     trust = args.trust_model or info.trust_models[0]
     if trust not in info.trust_models:
         raise CliError(f"{args.mechanism} belongs to the {', '.join(info.trust_models)} "
                        f"trust model, not {trust}")
+    if args.query == "heavy_hitters" and trust != "local":
+        raise CliError("heavy_hitters is a local protocol: use --mechanism sfp")
     if args.export_records and trust != "local":
         raise CliError("--export-records applies to local protocols (the records they send)")
-    frame = load_table(args.data)
+    args.missing = _missing(args, trust)
+    frame = load_table(args.data, header=args.header)
+    for note in frame.attrs.get("load_notes", ()):  # for the analyst, never in the output
+        print(f"dpstudio: note: {note}", file=sys.stderr)
     declared = _declared(args.data, args.column)
     notes = []
     bounds, categories = args.bounds, None
@@ -134,8 +184,14 @@ def run(argv: Sequence[str]) -> int:
     else:
         out = {"central": _central, "local": _local, "shuffle": _shuffle,
                "distributed": _distributed}[trust](context)
+    if not args.analyst:  # numbers read off the raw data, without noise: only when asked
+        out.pop("analyst_only", None)
+    out["charged"] = False
+    out["ledger"] = LEDGER_NOTE
     if args.json:
         print(json.dumps(out, indent=2, allow_nan=False, default=_json_default))
+    else:
+        print(f"  ledger       {LEDGER_NOTE}")
     return EXIT_OK
 
 
@@ -161,8 +217,14 @@ class _Context:
 
 
 def _analyst_only(out: dict[str, Any]) -> dict[str, Any]:
-    """Move the analyst-only clamped count out of the released fields."""
-    out["analyst_only"] = {"clamped": out.pop("clamped", 0)}
+    """Move the analyst-only counts (clamped, missing, of which ±inf) out of the released
+    fields; :func:`run` prints them only with --analyst."""
+    extra = {"clamped": out.pop("clamped", 0)}
+    if "missing_count" in out:
+        extra["missing"] = out.pop("missing_count")
+    if "non_finite_count" in out:
+        extra["non_finite"] = out.pop("non_finite_count")
+    out["analyst_only"] = extra
     return out
 
 
@@ -174,6 +236,7 @@ def _central(c: _Context) -> dict[str, Any]:
         query=a.query, mechanism=a.mechanism, epsilon=a.epsilon, delta=a.delta,
         bounds=c.bounds, categories=c.categories, bins=a.bins, quantile=a.quantile,
         relation=a.relation, confidence=a.confidence, params=c.params, column=a.column,
+        missing=a.missing, impute=a.impute,
     ).validated()
     categorical = (a.query == "histogram" and c.categories is not None) or a.query == "count"
     result = run_query(c.values(categorical), spec, c.source)
@@ -187,29 +250,60 @@ def _central(c: _Context) -> dict[str, Any]:
 
 def _local(c: _Context) -> dict[str, Any]:
     from dpstudio.engine.local import run_local
+    from dpstudio.engine.registry import REGISTRY
 
     a = c.args
-    info_queries = {"histogram", "mean"}
-    if a.query not in info_queries:
-        raise CliError(f"local protocols answer histogram or mean queries, not {a.query}")
+    info = REGISTRY.get(a.mechanism)
+    if a.query not in info.queries:
+        raise CliError(f"{a.mechanism} answers {' or '.join(info.queries)} queries, not "
+                       f"{a.query} (local protocols answer histogram or mean queries, and "
+                       "heavy_hitters on a text column with --mechanism sfp)")
     numeric = a.query == "mean"
     if numeric and c.bounds is None:
         raise CliError("a local mean needs declared bounds (e.g. --bounds 0,100)")
+    if a.query == "heavy_hitters" and c.categories is not None:
+        raise CliError("heavy_hitters discovers the frequent words without a dictionary: "
+                       "drop --categories (a histogram counts declared categories)")
     params = dict(c.params, epsilon=a.epsilon)
     if a.delta:
         params["delta"] = a.delta
     result = run_local(c.values(categorical=not numeric), a.mechanism, params,
-                       categories=c.categories, bounds=c.bounds if numeric else None,
-                       source=c.source, postprocess=a.postprocess, confidence=a.confidence)
-    out = _analyst_only(result.to_dict())
+                       query=a.query, categories=c.categories,
+                       bounds=c.bounds if numeric else None, source=c.source,
+                       postprocess=a.postprocess, confidence=a.confidence)
+    # Every row sends a report, so n is the number of rows; how many were missing is
+    # the analyst's alone.
+    out = _analyst_only(result.to_dict() | {"missing_count": result.missing})
     out["column"] = a.column
     out["notes"] = c.notes + out.get("notes", [])
     if a.export_records:
         _write_records(a.export_records, result.records())
         out["records_file"] = a.export_records
-    if not a.json:
+    if not a.json and result.query == "heavy_hitters":
+        _print_heavy_hitters(out, f"heavy hitters of {a.column!r}, local model")
+    elif not a.json:
         _print_estimate(out, f"{result.query} of {a.column!r}, local model")
     return out
+
+
+def _print_heavy_hitters(out: dict[str, Any], title: str) -> None:
+    """The discovered words, most frequent first, with their counts and intervals."""
+    kind = "SIMULATION (seeded generator, not a release)" if out.get("simulated") else "release"
+    print(f"{title} — {kind}")
+    items = out.get("items") or []
+    if not items:
+        print("  no word was frequent enough to be discovered")
+    width = max((len(i["item"]) for i in items), default=4)
+    level = f"{out['confidence']:.0%}"
+    for i in items:
+        print(f"  {i['item']:<{width}}  {_fmt(i['count']):>12}   {level} interval "
+              f"[{_fmt(i['ci_low'])}, {_fmt(i['ci_high'])}]")
+    print(f"  n            {out['n']}")
+    print(f"  mechanism    {out['mechanism']}, ε = {out['epsilon']:g}, δ = 0")
+    for note in out.get("notes", []):
+        print(f"  note: {note}")
+    if _ANALYST.get():
+        _print_analyst(out.get("analyst_only", {}))
 
 
 def _shuffle(c: _Context) -> dict[str, Any]:
@@ -295,8 +389,10 @@ def _model(c: _Context) -> dict[str, Any]:
             print(f"  {feature:<24} {coef:>12.6g}")
         print(f"  mechanism    {a.mechanism}, ε = {result.epsilon:g}, δ = {result.delta:g}, "
               f"noise scale {result.noise_scale:.4g} ({result.noise_family})")
-        print(f"  analyst only (not released): accuracy {result.utility['accuracy_private']:.3f}"
-              f" (non-private {result.utility['accuracy_nonprivate']:.3f})")
+        if _ANALYST.get():
+            print(f"  analyst only (not released): accuracy "
+                  f"{result.utility['accuracy_private']:.3f} (non-private "
+                  f"{result.utility['accuracy_nonprivate']:.3f})")
     return out
 
 
@@ -310,8 +406,11 @@ def _write_records(path: str, columns: dict[str, Any]) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise CliError(f"cannot write {path}: no such folder")
-    frame = pd.DataFrame({name: list(col) if getattr(col, "ndim", 1) > 1 else col
-                          for name, col in columns.items()})
+    from dpstudio.export.writers import neutralize, neutralize_cells
+
+    # Spreadsheet formula injection: the same neutralization as every other export.
+    frame = pd.DataFrame({neutralize(str(name)): neutralize_cells(
+        list(col) if getattr(col, "ndim", 1) > 1 else col) for name, col in columns.items()})
     fd, tmp = tempfile.mkstemp(prefix=".records-", suffix=".csv", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
@@ -342,9 +441,8 @@ def _print_estimate(out: dict[str, Any], title: str) -> None:
           f"δ = {out.get('delta', 0.0):g}")
     for note in out.get("notes", []):
         print(f"  note: {note}")
-    if out["analyst_only"]["clamped"]:
-        print(f"  analyst only (not released): {out['analyst_only']['clamped']} values "
-              "outside the declaration")
+    if _ANALYST.get():
+        _print_analyst(out.get("analyst_only", {}))
 
 
 def _json_default(obj: Any) -> Any:
@@ -373,10 +471,21 @@ def _print_release(r: Any) -> None:
     print(f"  sensitivity  {_fmt(r.sensitivity)}")
     if r.noise_scale is not None:
         print(f"  noise scale  {_fmt(r.noise_scale)}")
+    if len(r.sensitivities) > 1:
+        print("  each part    " + ", ".join(f"{k} {_fmt(float(v))}"
+                                            for k, v in r.sensitivities.items()))
     for note in r.notes:
         print(f"  note: {note}")
-    if r.clamped:
-        print(f"  analyst only (not released): {r.clamped} values outside the declaration")
+    if _ANALYST.get():
+        _print_analyst({"clamped": r.clamped, "missing": r.missing_count,
+                        "non_finite": r.non_finite_count})
     print(f"  randomness   {r.source}")
+
+
+def _print_analyst(counts: dict[str, Any]) -> None:
+    """The analyst-only counts (--analyst): read off the raw data, never released."""
+    print(f"  analyst only (not released): {counts.get('clamped', 0)} values outside the "
+          "declaration" + (f"; {counts['missing']} missing" if "missing" in counts else "")
+          + (f" ({counts['non_finite']} of them ±inf)" if counts.get("non_finite") else ""))
 
 

@@ -11,6 +11,7 @@ import json
 import math
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from dpstudio.commands._common import EXIT_OK, Parser, fail
@@ -26,7 +27,11 @@ def parser() -> argparse.ArgumentParser:
         description="Perform the release a spec file describes, charge it to the dataset's "
         "budget in the project's ledger, and write its files (exports, manifest, and "
         "optionally a report and a reproducible script) to the output folder.",
-        epilog="Exit codes: 0 released, 2 bad input, 3 budget exceeded. Spec format: see "
+        epilog="Exit codes: 0 released, 2 bad input (or a ledger changed outside DP Studio: "
+        "see dpstudio ledger --acknowledge), 3 budget exceeded. A dataset is its rows as "
+        "parsed: a re-encoded or reordered copy spends the same budget, and a file that looks "
+        "like a version of a registered dataset needs --share-budget-with or "
+        "--separate-budget. Spec format: see "
         "dpstudio.project.spec (schema_version = 1; dataset, column, query, mechanism, "
         "epsilon, …; trust_model = \"local\" for a local-model histogram or mean; query = "
         "\"logistic_regression\" with features = [...] for a DP model).",
@@ -36,6 +41,15 @@ def parser() -> argparse.ArgumentParser:
                    help="project file (create one with: dpstudio project init)")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder")
     p.add_argument("--json", action="store_true", help="print the ledger entry as JSON")
+    whose = p.add_mutually_exclusive_group()
+    whose.add_argument("--share-budget-with", type=int, metavar="ID",
+                       help="the spec's dataset is a version of registered dataset ID (the "
+                       "same people): release it under that dataset's budget (spec key: "
+                       "share_budget_with)")
+    whose.add_argument("--separate-budget", action="store_true",
+                       help="the spec's dataset looks like a version of a registered dataset "
+                       "but holds other people: give it a budget of its own (spec key: "
+                       "separate_budget)")
     return p
 
 
@@ -50,6 +64,9 @@ def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
     try:
         spec = load_spec(args.spec)
+        if args.share_budget_with is not None or args.separate_budget:
+            spec = replace(spec, share_budget_with=args.share_budget_with,
+                           separate_budget=bool(args.separate_budget))
         with Project.open(args.project) as project:
             record = project.release(spec, args.out)
             budget = project.budget(record.dataset_id)

@@ -13,10 +13,11 @@ import numpy as np
 import pandas as pd
 from pandas.api import types as ptypes
 
-from dpstudio.data.errors import DataError
+from dpstudio.data.errors import DataError, shorten
 from dpstudio.data.schema import NO_SPELLINGS, YES_SPELLINGS, ColumnSpec, ColumnType
 
 _MAX_LISTED_COLUMNS = 12
+_LISTED_NAME_CHARS = 40
 
 
 def require_column(df: pd.DataFrame, name: str) -> pd.Series:
@@ -24,13 +25,13 @@ def require_column(df: pd.DataFrame, name: str) -> pd.Series:
     if name in df.columns:
         column = df[name]
         if isinstance(column, pd.DataFrame):  # duplicated name
-            raise DataError(f"column '{name}' appears more than once")
+            raise DataError(f"column '{shorten(name)}' appears more than once")
         return column
-    names = [str(c) for c in df.columns]
-    listed = ", ".join(names[:_MAX_LISTED_COLUMNS])
-    if len(names) > _MAX_LISTED_COLUMNS:
-        listed += f", … ({len(names)} in all)"
-    raise DataError(f"no column '{name}' (available: {listed or 'none'})")
+    names = [shorten(c, _LISTED_NAME_CHARS) for c in df.columns[:_MAX_LISTED_COLUMNS]]
+    listed = ", ".join(names)
+    if df.shape[1] > _MAX_LISTED_COLUMNS:
+        listed += f", … ({df.shape[1]} in all)"
+    raise DataError(f"no column '{shorten(name)}' (available: {listed or 'none'})")
 
 
 def numeric_column(df: pd.DataFrame, name: str) -> np.ndarray:
@@ -178,5 +179,4 @@ def _to_text(value: Any) -> str | None:
 
 
 def _show(value: Any) -> str:
-    text = repr(value) if isinstance(value, str) else str(value)
-    return text if len(text) <= 40 else text[:37] + "…"
+    return shorten(repr(value) if isinstance(value, str) else str(value), 40)

@@ -50,14 +50,17 @@ class Dataset:
         return sha256_file(self.path)
 
 
-def open_dataset(path: str | os.PathLike[str], *, state: Any = None) -> Dataset:
+def open_dataset(path: str | os.PathLike[str], *, state: Any = None,
+                 header: bool = True) -> Dataset:
     """Load the table and its sidecar schema; undeclared columns get guessed types.
 
     ``state`` (optional; ``progress(fraction, message)`` and ``cancelled()``) follows the
     load and may cancel it between steps (:class:`~dpstudio.engine.jobs.Cancelled`).
+    ``header=False``: the file's first line is data (see :func:`load_table`).
     """
     p = Path(path)
-    frame = load_table(p, state=_Scaled(state, 0.0, _TABLE_SHARE) if state is not None else None)
+    frame = load_table(p, state=_Scaled(state, 0.0, _TABLE_SHARE) if state is not None else None,
+                       header=header)
     declared = schema_for(p)
     if state is not None:
         check(state)

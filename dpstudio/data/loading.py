@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import os
 import re
 import warnings
@@ -26,9 +27,10 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from dpstudio.data.errors import DataError
+from dpstudio.data.errors import DataError, shorten
 from dpstudio.engine.jobs import check
 
 TEXT_EXTENSIONS = (".csv", ".tsv", ".txt")
@@ -64,18 +66,28 @@ _FIELDS_RE = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 _EOF_QUOTE_RE = re.compile(r"EOF inside string starting at row (\d+)")
 
 
-def load_table(path: str | os.PathLike[str], *, state: Any = None) -> pd.DataFrame:
+def load_table(path: str | os.PathLike[str], *, state: Any = None,
+               header: bool = True) -> pd.DataFrame:
     """Load a table from ``path``; the format follows the file extension.
 
-    ``df.attrs`` records ``source`` (the path), ``format`` and, for text files,
-    ``encoding`` and ``delimiter``. Column names are strings without surrounding spaces.
-    Raises :class:`DataError` for a missing, empty, malformed or unsupported file.
+    ``df.attrs`` records ``source`` (the path), ``format``, ``header`` and, for text
+    files, ``encoding`` and ``delimiter``. Column names are strings without surrounding
+    spaces. Raises :class:`DataError` for a missing, empty, malformed or unsupported file.
     ``state`` (optional) receives progress and may cancel the load between steps.
+
+    ``header=False`` reads a text or Excel file whose first line is data: the columns
+    are named ``"1"``, ``"2"``, … (Parquet files always carry their names). With a header,
+    a first line made only of numbers is probably data: ``df.attrs["load_notes"]`` then
+    holds a one-line note saying so (see :func:`header_note`).
+
+    ``df.attrs["nonfinite"]`` maps each numeric column holding an infinity to the counts
+    of its ``inf``, ``-inf`` and missing (``nan``) cells (:func:`nonfinite_counts`). They
+    are the analyst's to see: a query treats these cells as missing and may say how many.
     """
     p = Path(path)
-    name = p.name or str(p)
+    name = shorten(p.name or str(p))
     if not p.exists():
-        raise DataError(f"{name}: file not found ({p})")
+        raise DataError(f"{name}: file not found ({shorten(p, 200)})")
     if p.is_dir():
         raise DataError(f"{name}: is a folder, not a data file")
     ext = p.suffix.lower()
@@ -94,20 +106,73 @@ def load_table(path: str | os.PathLike[str], *, state: Any = None) -> pd.DataFra
 
     _step(state, 0.0, f"Reading {name}")
     if ext in TEXT_EXTENSIONS:
-        df = _load_text(p, ext, state)
+        df = _load_text(p, ext, state, header)
     elif ext in PARQUET_EXTENSIONS:
         df = _load_parquet(p)
+        header = True  # the format names its columns
     else:
-        df = _load_excel(p)
+        df = _load_excel(p, header)
     _step(state, 1.0, f"Read {name}")
 
+    if not header:
+        attrs = dict(df.attrs)
+        df.columns = [str(i) for i in range(1, df.shape[1] + 1)]
+        df.attrs.update(attrs)
     df = _tidy_columns(df, name)
     if df.shape[1] == 0:
         raise DataError(f"{name}: no columns found")
     if df.shape[0] == 0:
         raise DataError(f"{name}: has column names but no data rows")
-    df.attrs["source"] = str(p)
+    # Parquet names its columns itself: numbers there are names, never a lost row.
+    named = header and ext not in PARQUET_EXTENSIONS
+    notes = [note] if named and (note := header_note(df, name)) else []
+    df.attrs.update(source=str(p), header=header, load_notes=notes,
+                    nonfinite=nonfinite_counts(df))
     return df
+
+
+def header_note(df: pd.DataFrame, name: str = "the file") -> str | None:
+    """A one-line note when every column name is a number, else ``None``.
+
+    A file of numbers without a header line loses its first row to the column names
+    (which then read "1.5", "2", …). Names like years can be numbers too, so this is
+    said, not refused; ``--no-header`` (``header = false`` in a release spec) reads
+    the first line as data.
+    """
+    names = [str(c) for c in df.columns]
+    if not names or not all(_is_number(n) for n in names):
+        return None
+    shown = ", ".join(shorten(n, 20) for n in names[:3]) + (", …" if len(names) > 3 else "")
+    return (f"{name}: every column name is a number ({shown}); if the file has no header "
+            "line, its first row was read as the names: use --no-header to keep it as data")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def nonfinite_counts(df: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """Per numeric column holding an infinity: counts of ``inf``, ``-inf`` and ``nan``.
+
+    ``nan`` counts every missing cell (empty, ``NaN``, ``NA``, …: the parsers read them
+    alike). Columns without an infinity are left out, so the dict is empty for most
+    files. Analyst-only: these are exact counts of the data.
+    """
+    out: dict[str, dict[str, int]] = {}
+    for column in df.columns:
+        series = df[column]
+        if not (isinstance(series, pd.Series) and series.dtype.kind == "f"):
+            continue
+        v = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        inf = np.isinf(v)
+        if inf.any():
+            pos = int(np.count_nonzero(inf & (v > 0)))
+            out[str(column)] = {"inf": pos, "-inf": int(np.count_nonzero(inf)) - pos,
+                                "nan": int(np.count_nonzero(np.isnan(v)))}
+    return out
 
 
 def decode_bytes(raw: bytes) -> tuple[str, str]:
@@ -142,13 +207,13 @@ def sniff_delimiter(sample: str, default: str = ",") -> str:
     return best if counts[best] > 0 else default
 
 
-def _load_text(p: Path, ext: str, state: Any = None) -> pd.DataFrame:
-    name = p.name
+def _load_text(p: Path, ext: str, state: Any = None, header: bool = True) -> pd.DataFrame:
+    name = shorten(p.name)
     raw = _read_bytes(p, state)
     if b"\x00" in raw[:_SNIFF_BYTES]:
         raise DataError(f"{name}: looks like a binary file, not {ext[1:].upper()} text")
 
-    if (fast := _load_utf8_fast(raw, ext, state)) is not None:
+    if (fast := _load_utf8_fast(raw, ext, state, header)) is not None:
         return fast
 
     _step(state, _READ_SHARE, f"Parsing {name}")
@@ -164,7 +229,8 @@ def _load_text(p: Path, ext: str, state: Any = None) -> pd.DataFrame:
             # have more fields than the header; treat that as the error it is.
             warnings.simplefilter("error", pd.errors.ParserWarning)
             df = pd.read_csv(
-                io.StringIO(text), sep=delimiter, skipinitialspace=True, index_col=False
+                io.StringIO(text), sep=delimiter, skipinitialspace=True, index_col=False,
+                header=0 if header else None,
             )
     except pd.errors.EmptyDataError as exc:
         raise DataError(f"{name}: the file is empty") from exc
@@ -179,7 +245,8 @@ def _load_text(p: Path, ext: str, state: Any = None) -> pd.DataFrame:
         raise DataError(message or f"{name}: some lines have more fields than the header") from exc
     except (ValueError, UnicodeError) as exc:
         raise DataError(f"{name}: cannot be read as a table ({_first_line(exc)})") from exc
-    df = _drop_empty_unnamed(df)
+    if header:
+        df = _drop_empty_unnamed(df)
     df.attrs.update(format=ext[1:], encoding=encoding, delimiter=delimiter)
     return df
 
@@ -233,7 +300,8 @@ _NA_VALUES = (
 )
 
 
-def _load_utf8_fast(raw: bytes, ext: str, state: Any) -> pd.DataFrame | None:
+def _load_utf8_fast(raw: bytes, ext: str, state: Any, header: bool = True
+                    ) -> pd.DataFrame | None:
     """Parse UTF-8 text with pyarrow, or ``None`` to leave the file to the C parser.
 
     ``None`` whenever the result could differ from the C parser's: an encoding other than
@@ -254,7 +322,7 @@ def _load_utf8_fast(raw: bytes, ext: str, state: Any) -> pd.DataFrame | None:
     head = raw[:_SNIFF_BYTES].decode("utf-8", errors="ignore")
     delimiter = _delimiter(ext, head)
     _step(state, _READ_SHARE, "Parsing")
-    table = _arrow_table(raw, delimiter)
+    table = _arrow_table(raw, delimiter, header=header)
     if table is None:
         return None
     _step(state, _CONVERT_AT, "Converting")
@@ -262,7 +330,8 @@ def _load_utf8_fast(raw: bytes, ext: str, state: Any) -> pd.DataFrame | None:
         df = table.to_pandas(split_blocks=True)
     except Exception:  # pragma: no cover - the C parser's path reports the problem
         return None
-    df = _drop_empty_unnamed(df)
+    if header:
+        df = _drop_empty_unnamed(df)
     df.attrs.update(format=ext[1:], encoding=encoding, delimiter=delimiter)
     return df
 
@@ -276,10 +345,12 @@ def _has_hex(raw: bytes, chunk: int = 4 * 1024 * 1024) -> bool:
     return False
 
 
-def _arrow_table(raw: bytes, delimiter: str, strings: frozenset[str] = frozenset()) -> Any:
+def _arrow_table(raw: bytes, delimiter: str, strings: frozenset[str] = frozenset(),
+                 header: bool = True) -> Any:
     """The pyarrow table of ``raw``, or ``None`` if it might differ from pandas' reading.
 
     ``strings`` names columns to read as text (those pyarrow would read as dates).
+    ``header=False``: the first line is data (columns named f0, f1, …; renamed later).
     """
     try:
         import pyarrow as pa
@@ -290,7 +361,8 @@ def _arrow_table(raw: bytes, delimiter: str, strings: frozenset[str] = frozenset
     try:
         table = pcsv.read_csv(
             pa.py_buffer(raw),
-            read_options=pcsv.ReadOptions(use_threads=True),
+            read_options=pcsv.ReadOptions(use_threads=True,
+                                          autogenerate_column_names=not header),
             parse_options=pcsv.ParseOptions(
                 delimiter=delimiter, quote_char='"', double_quote=True,
                 newlines_in_values=False, ignore_empty_lines=True,
@@ -335,7 +407,7 @@ def _arrow_table(raw: bytes, delimiter: str, strings: frozenset[str] = frozenset
     if temporal:
         if strings:
             return None  # pragma: no cover - a second reading is always all text there
-        return _arrow_table(raw, delimiter, frozenset(temporal))
+        return _arrow_table(raw, delimiter, frozenset(temporal), header)
     return pa.table(columns, names=renamed)
 
 
@@ -375,13 +447,13 @@ def _load_parquet(p: Path) -> pd.DataFrame:
     return df
 
 
-def _load_excel(p: Path) -> pd.DataFrame:
+def _load_excel(p: Path, header: bool = True) -> pd.DataFrame:
     try:
         with pd.ExcelFile(p) as book:
             if not book.sheet_names:
                 raise DataError(f"{p.name}: the workbook has no sheets")
             sheet = book.sheet_names[0]
-            df = pd.read_excel(book, sheet_name=sheet)
+            df = pd.read_excel(book, sheet_name=sheet, header=0 if header else None)
     except DataError:
         raise
     except ImportError as exc:
@@ -400,7 +472,7 @@ def _tidy_columns(df: pd.DataFrame, name: str) -> pd.DataFrame:
     seen: set[str] = set()
     for position, column in enumerate(columns, start=1):
         if column in seen:
-            raise DataError(f"{name}: column {position} repeats the name '{column}'")
+            raise DataError(f"{name}: column {position} repeats the name '{shorten(column)}'")
         seen.add(column)
     if columns != list(df.columns):
         attrs = dict(df.attrs)
@@ -411,4 +483,5 @@ def _tidy_columns(df: pd.DataFrame, name: str) -> pd.DataFrame:
 
 def _first_line(exc: BaseException | str) -> str:
     text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    # Library messages may quote the user's data (a whole overlong line): keep it short.
+    return shorten(text.splitlines()[0], 200) if text else type(exc).__name__

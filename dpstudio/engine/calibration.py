@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any
 
 import numpy as np
 from scipy.special import log_ndtr
@@ -20,10 +21,12 @@ from dpstudio.engine.errors import ParameterError
 __all__ = [
     "analytic_gaussian_delta",
     "analytic_gaussian_sigma",
+    "check_budget_use",
     "classical_gaussian_sigma",
     "discrete_gaussian_delta",
     "discrete_gaussian_sigma",
     "laplace_scale",
+    "refuse_unused_delta",
     "validate_epsilon",
     "validate_delta",
     "validate_sensitivity",
@@ -41,6 +44,56 @@ def validate_delta(delta: float, *, required: bool = False) -> float:
     if required and d == 0:
         raise ParameterError("this mechanism needs δ > 0 (e.g. --delta 1e-6)")
     return d
+
+
+def refuse_unused_delta(mechanism: str, delta: float, takes_delta: bool) -> None:
+    """Refuse a δ > 0 offered to a mechanism that takes none (pure ε-DP).
+
+    Accepting it silently would make the release say δ = 0 in one place and the split
+    δ in another (and a ledger could charge a δ that bought nothing): one clear line
+    instead.
+
+    Parameters
+    ----------
+    mechanism : the mechanism's registry name, for the message.
+    delta : the δ offered (already validated as a number in [0, 1)).
+    takes_delta : whether the mechanism has a δ parameter.
+
+    Raises
+    ------
+    ParameterError
+        When ``delta > 0`` and the mechanism takes no δ.
+    """
+    if not takes_delta and float(delta) > 0:
+        raise ParameterError(f"{mechanism} is pure ε-DP: drop --delta (it uses no δ, "
+                             f"got δ = {float(delta):g})")
+
+
+#: Smallest ε a central release accepts. Below about 1e-12 the noise of a statistic one
+#: grid step wide exceeds the 10^12 grid steps the exact samplers draw (int64 noise), and
+#: the release would end in a crash; 1e-9 keeps a margin for Gaussian factors and δ.
+MIN_RELEASE_EPSILON = 1e-9
+
+
+def check_budget_use(info: Any, epsilon: float, delta: float) -> None:
+    """The (ε, δ) checks of a central release beyond their ranges: ε large enough for the
+    exact samplers, and no δ offered to a pure mechanism (:func:`refuse_unused_delta`).
+
+    Parameters
+    ----------
+    info : the mechanism's registry entry (its ``name`` and ``params`` are read).
+    epsilon, delta : the budget the release is asked to spend.
+
+    Raises
+    ------
+    ParameterError
+        With a one-line message.
+    """
+    eps = validate_epsilon(epsilon)
+    if eps < MIN_RELEASE_EPSILON:
+        raise ParameterError(f"ε = {eps:g} is too small to release with exact noise "
+                             f"(use ε ≥ {MIN_RELEASE_EPSILON:g})")
+    refuse_unused_delta(info.name, delta, any(p.name == "delta" for p in info.params))
 
 
 def validate_sensitivity(sensitivity: float) -> float:

@@ -8,7 +8,22 @@ import numpy as np
 
 from dpstudio.engine.errors import ParameterError, QueryError
 
-__all__ = ["bounds_pair", "count", "non_negative", "number", "positive", "sample_rate"]
+__all__ = [
+    "MAX_BOUND", "MIN_BOUNDS_WIDTH", "bounds_pair", "count", "non_negative", "number",
+    "positive", "sample_rate",
+]
+
+
+#: Largest magnitude of a declared bound. Releases snap values to a power-of-two grid and
+#: report noise variances and intervals in the values' units; a variance query squares the
+#: bounds, its noise variance squares them again, and the delta-method error of a ratio
+#: multiplies such terms once more (with ε as small as 1e-9). Within ±2^100 every one of
+#: those numbers is a finite float with hundreds of binary orders to spare; bounds like
+#: 1e300 would overflow them to inf (a crash when printed as JSON).
+MAX_BOUND = 2.0**100
+#: Smallest width upper − lower: keeps the grid, and the squares of a variance query, far
+#: from the subnormal floats, where dividing by the power-of-two grid stops being exact.
+MIN_BOUNDS_WIDTH = 2.0**-100
 
 
 def number(name: str, value: float, *, low: float | None = None, low_open: bool = False,
@@ -67,4 +82,11 @@ def bounds_pair(bounds) -> tuple[float, float]:
         raise QueryError(f"bounds must be finite, got {lo:g}, {hi:g}")
     if lo >= hi:
         raise QueryError(f"bounds are reversed or empty: lower {lo:g} must be below upper {hi:g}")
+    if max(abs(lo), abs(hi)) > MAX_BOUND:
+        raise QueryError(f"bounds {lo:g}, {hi:g} are too large for exact noise (at most "
+                         f"±2^100 ≈ {MAX_BOUND:.3g}): declare the values in larger units")
+    if hi - lo < MIN_BOUNDS_WIDTH:
+        raise QueryError(f"bounds {lo:g}, {hi:g} are too close for exact noise (at least "
+                         f"2^-100 ≈ {MIN_BOUNDS_WIDTH:.3g} apart): declare the values in "
+                         "smaller units")
     return lo, hi

@@ -7,6 +7,13 @@ summed as exact integers, plus exact integer noise. Sensitivity follows from the
 bounds and the neighbouring relation only — never from the data. Mean and variance spend
 the budget on several bounded sums (basic composition) and carry confidence intervals
 by interval arithmetic with a union bound, so the stated coverage is a guarantee.
+
+Missing values (empty, NaN, ±inf) are part of a record's domain. Under ``replace`` a
+record whose value is missing and the same record with a value are neighbours, so a sum
+that *drops* missing values moves by up to max(hi − lo, |lo|, |hi|), not hi − lo. The
+other treatment *imputes* a declared constant inside the bounds: every row contributes,
+the sensitivity is hi − lo, and under ``replace`` the number of rows is public, so a mean
+is the noisy sum over n with the whole budget.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from dpstudio.engine.additive import IntegerNoise, NoiseFamily
-from dpstudio.engine.calibration import validate_delta, validate_epsilon
+from dpstudio.engine.calibration import check_budget_use, validate_delta, validate_epsilon
 from dpstudio.engine.checks import bounds_pair
 from dpstudio.engine.errors import ParameterError, QueryError
 from dpstudio.engine.registry import REGISTRY
@@ -27,12 +34,14 @@ from dpstudio.engine.rng import Source, require_secure
 from dpstudio.engine.selection import SelectionMechanism
 
 __all__ = [
+    "MISSING",
     "QUERIES",
     "RELATIONS",
     "QuerySpec",
     "Release",
     "category_codes",
     "delta_method_variance",
+    "noisy_statistics",
     "plan_sums",
     "present_mask",
     "release",
@@ -43,6 +52,10 @@ __all__ = [
 
 QUERIES = ("count", "sum", "mean", "variance", "histogram", "quantile", "median")
 RELATIONS = ("add-remove", "replace")
+#: Treatments of missing values (empty, NaN, ±inf) in sums, means and variances.
+MISSING = ("drop", "impute")
+#: Queries built from bounded sums of the values, where the missing treatment applies.
+_SUM_QUERIES = ("sum", "mean", "variance")
 
 
 @dataclass(frozen=True)
@@ -62,6 +75,13 @@ class QuerySpec:
         ``replace`` (one record's value changed).
     confidence : level of the confidence intervals reported with the release.
     params : further mechanism parameters (e.g. ``calibration`` or ``candidates``).
+    column : the column's name (for labels only).
+    missing : what a sum, mean or variance does with missing values (empty, NaN, ±inf):
+        ``drop`` them (the sensitivity under ``replace`` then covers a value appearing:
+        max(hi − lo, |lo|, |hi|)) or ``impute`` the constant ``impute`` (every row
+        contributes; under ``replace`` the number of rows is public).
+    impute : the declared constant for ``missing="impute"``, inside the bounds; None means
+        the midpoint of the bounds.
     """
 
     query: str
@@ -76,6 +96,21 @@ class QuerySpec:
     confidence: float = 0.95
     params: dict[str, Any] = field(default_factory=dict)
     column: str | None = None
+    missing: str = "drop"
+    impute: float | None = None
+
+    def impute_value(self) -> float | None:
+        """The constant imputed for missing values (``missing="impute"``), else None."""
+        if self.missing != "impute" or self.bounds is None:
+            return None
+        if self.impute is not None:
+            return float(self.impute)
+        lo, hi = check_bounds(self.bounds)
+        return lo / 2.0 + hi / 2.0  # halves first: no overflow near the float maximum
+
+    def n_public(self) -> bool:
+        """Whether the number of rows is public: imputed values and replace neighbours."""
+        return self.missing == "impute" and self.relation == "replace"
 
     def mechanism_params(self) -> dict[str, Any]:
         """The mechanism's parameters: ``params`` with this spec's ε (and δ if it takes one)."""
@@ -103,6 +138,7 @@ class QuerySpec:
             )
         if info.needs_delta and not self.delta > 0:
             raise ParameterError(f"{info.label} needs δ > 0 (e.g. --delta 1e-6)")
+        check_budget_use(info, self.epsilon, self.delta)
         info.resolve(self.mechanism_params())
         if self.bounds is not None:
             check_bounds(self.bounds)
@@ -123,7 +159,27 @@ class QuerySpec:
         if self.query == "quantile":
             if self.quantile is None or not (0.0 <= float(self.quantile) <= 1.0):
                 raise QueryError(f"quantile must be in [0, 1], got {self.quantile}")
+        self._validate_missing()
         return self
+
+    def _validate_missing(self) -> None:
+        if self.missing not in MISSING:
+            raise QueryError(f"missing must be drop or impute, got {self.missing!r}")
+        if self.impute is not None and self.missing != "impute":
+            raise QueryError("an imputed value needs missing = impute (--missing impute)")
+        if self.missing != "impute":
+            return
+        if self.query not in _SUM_QUERIES:
+            raise QueryError(f"imputing missing values applies to sum, mean and variance, "
+                             f"not to a {self.query}")
+        lo, hi = check_bounds(self.bounds)
+        try:
+            c = math.nan if isinstance(self.impute, bool) else self.impute_value()
+        except (TypeError, ValueError):
+            c = math.nan
+        if not math.isfinite(c) or not lo <= c <= hi:
+            raise QueryError(f"the imputed value must be a number inside the declared "
+                             f"bounds [{lo:g}, {hi:g}], got {self.impute!r}")
 
 
 def check_bounds(bounds: tuple[float, float]) -> tuple[float, float]:
@@ -131,15 +187,47 @@ def check_bounds(bounds: tuple[float, float]) -> tuple[float, float]:
     return bounds_pair(bounds)
 
 
-def sum_sensitivity(lower: float, upper: float, relation: str) -> float:
+def sum_sensitivity(lower: float, upper: float, relation: str, missing: str = "drop"
+                    ) -> float:
     """Sensitivity of a sum of values in [lower, upper] under the neighbouring relation.
 
-    Adding or removing one record moves the sum by at most max(|lower|, |upper|);
-    replacing one record's value moves it by at most upper − lower.
+    Adding or removing one record moves the sum by at most max(|lower|, |upper|).
+    Replacing one record's value moves it by at most upper − lower when every record
+    contributes (``missing="impute"``); when missing values are dropped, a value may
+    also appear or vanish (missing ↔ present), so by max(upper − lower, |lower|, |upper|).
     """
     if relation == "replace":
-        return upper - lower
+        if missing == "impute":
+            return upper - lower
+        return max(upper - lower, abs(lower), abs(upper))
     return max(abs(lower), abs(upper))
+
+
+def _step_sensitivity(lo_s: int, hi_s: int, relation: str, missing: str) -> int:
+    """:func:`sum_sensitivity` on the grid: records snap into [lo_s, hi_s] steps."""
+    return int(sum_sensitivity(lo_s, hi_s, relation, missing))
+
+
+def noisy_statistics(spec: QuerySpec) -> list[tuple[str, float, float, float]]:
+    """The bounded sums a count, sum, mean or variance adds noise to, from the spec alone.
+
+    Returns (name, lower, upper, sensitivity) for each; the release spends ε/k and δ/k on
+    each of the k sums. Under ``replace`` with imputed values the number of rows is public,
+    so a mean is one sum and a variance two (no noisy count).
+    """
+    if spec.query == "count":
+        return [("count", 0.0, 1.0, sum_sensitivity(0.0, 1.0, spec.relation))]
+    if spec.query not in _SUM_QUERIES:
+        raise QueryError(f"a {spec.query} is not built from bounded sums")
+    lo, hi = check_bounds(spec.bounds)
+    mode = spec.missing
+    parts = [("sum", lo, hi)]
+    if spec.query == "variance":
+        sq_lo = 0.0 if lo <= 0.0 <= hi else min(lo * lo, hi * hi)
+        parts.insert(0, ("sum of squares", sq_lo, max(lo * lo, hi * hi)))
+    if spec.query in ("mean", "variance") and not spec.n_public():
+        parts.append(("count", 0.0, 1.0))
+    return [(name, a, b, sum_sensitivity(a, b, spec.relation, mode)) for name, a, b in parts]
 
 
 @dataclass
@@ -147,8 +235,12 @@ class Release:
     """A released statistic with its privacy parameters and its utility.
 
     ``value``, ``ci_low`` and ``ci_high`` are floats, or dicts label → float for a
-    histogram. ``clamped`` (values outside the declared bounds or categories) is for the
-    analyst's eyes only and is never part of an exported release.
+    histogram. ``sensitivity`` is the main statistic's (the sum's for a mean or variance);
+    ``sensitivities`` gives each noisy statistic's, by name, as do ``components``.
+    ``missing`` states how missing values were treated (public: it is part of the
+    procedure). ``clamped`` (values outside the declared bounds or categories),
+    ``missing_count`` (missing values: empty, NaN, ±inf) and ``non_finite_count`` (of
+    which ±inf) are for the analyst's eyes only and never part of an exported release.
     """
 
     query: str
@@ -170,18 +262,16 @@ class Release:
     components: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     clamped: int = 0
+    sensitivities: dict[str, float] = field(default_factory=dict)
+    missing: dict[str, Any] = field(default_factory=dict)
+    missing_count: int = 0
+    non_finite_count: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 # ---------------------------------------------------------------------------- primitives
-
-
-def _finite(values: np.ndarray) -> np.ndarray:
-    """The finite entries of ``values`` (missing values, NaN, are not records' values)."""
-    v = np.asarray(values, dtype=np.float64)
-    return v[np.isfinite(v)]
 
 
 def _snap(values: np.ndarray, lo: float, hi: float, grid: float, source: Source
@@ -205,6 +295,47 @@ def _snap(values: np.ndarray, lo: float, hi: float, grid: float, source: Source
     return np.clip(steps, lo_s, hi_s), lo_s, hi_s
 
 
+#: Above this many binomial draws, repeated simulation approximates the rounding (below).
+_EXACT_ROUNDING_DRAWS = 1 << 24
+_ROUNDING_CHUNK = 1 << 20
+
+
+def _rounded_sums(values: np.ndarray, lo: float, hi: float, grid: float, source: Source,
+                  size: int) -> tuple[np.ndarray, int, int]:
+    """``size`` independent draws of the randomized-rounded sum (in grid steps).
+
+    One draw (a release) rounds each record with its own bits (:func:`_snap`). For many
+    draws (simulation), the rounded sum is Σ floor + the number of records rounded up, a
+    sum of independent Bernoulli(frac_i): records sharing a fractional part form one
+    Binomial(count, frac), so each draw is exact at a cost of (distinct fractions × draws),
+    drawn from a generator seeded by ``source``. Beyond 2^24 such draws (huge columns of
+    all-distinct values, where the rounding's variance n/4 steps² is negligible beside
+    the noise's) the count rounded up is drawn from its normal approximation, rounded.
+    """
+    if size == 1:
+        steps, lo_s, hi_s = _snap(values, lo, hi, grid, source)
+        return np.array([int(steps.sum())], dtype=np.int64), lo_s, hi_s
+    lo_s, hi_s = math.floor(lo / grid), math.ceil(hi / grid)
+    x = np.clip(values, lo, hi) / grid
+    base = np.floor(x)
+    frac = (x - base)[x > base]
+    total = np.full(size, int(base.astype(np.int64).sum()), dtype=np.int64)
+    if frac.size == 0:
+        return total, lo_s, hi_s
+    gen = np.random.Generator(np.random.PCG64([int(w) for w in source.uint64(4)]))
+    p, counts = np.unique(frac, return_counts=True)
+    if p.size * size <= _EXACT_ROUNDING_DRAWS:
+        rows = max(1, _ROUNDING_CHUNK // p.size)
+        for start in range(0, size, rows):  # chunks of draws bound the memory, not records
+            stop = min(size, start + rows)
+            total[start:stop] += gen.binomial(counts, p, size=(stop - start, p.size)).sum(1)
+    else:
+        mean, var = float(frac.sum()), float((frac * (1.0 - frac)).sum())
+        up = np.rint(gen.normal(mean, math.sqrt(var), size))
+        total += np.clip(up, 0, frac.size).astype(np.int64)
+    return total, lo_s, hi_s
+
+
 @dataclass
 class _Sum:
     """One bounded sum a query spends budget on: its values and declared range."""
@@ -217,7 +348,11 @@ class _Sum:
 
 @dataclass
 class _Plan:
-    """A numeric query as bounded sums plus a vectorized post-processing of their values."""
+    """A numeric query as bounded sums plus a vectorized post-processing of their values.
+
+    ``rows`` is the public number of rows when the spec makes it public (imputed values
+    under ``replace``), else None. ``missing`` and ``non_finite`` are analyst-only counts.
+    """
 
     sums: list[_Sum]
     post: Callable[[dict[str, np.ndarray]], np.ndarray]
@@ -225,24 +360,32 @@ class _Plan:
     sensitivity: float
     lo: float = 0.0
     hi: float = 0.0
+    rows: int | None = None
+    missing: int = 0
+    non_finite: int = 0
 
 
 def _noisy_sums(plan: _Plan, family: NoiseFamily, spec: QuerySpec, source: Source,
                 size: int) -> tuple[dict[str, np.ndarray], dict[str, IntegerNoise]]:
-    """``size`` noisy draws of each bounded sum; the budget split evenly (basic composition)."""
+    """``size`` noisy draws of each bounded sum; the budget split evenly (basic composition).
+
+    Each draw rounds the records to the grid afresh (:func:`_rounded_sums`), so repeated
+    draws have exactly the release's distribution.
+    """
     eps, dlt = spec.epsilon / len(plan.sums), spec.delta / len(plan.sums)
     values, noises = {}, {}
     for part in plan.sums:
-        sens = sum_sensitivity(part.lo, part.hi, spec.relation)
+        sens = sum_sensitivity(part.lo, part.hi, spec.relation, spec.missing)
         if sens == 0:
             raise QueryError("the declared bounds give this statistic zero sensitivity")
         grid = family.grid(sens, eps, dlt)
-        steps, lo_s, hi_s = _snap(part.values, part.lo, part.hi, grid, source)
-        if steps.size and (abs(lo_s) + abs(hi_s)) * steps.size >= 2**62:
+        lo_s, hi_s = math.floor(part.lo / grid), math.ceil(part.hi / grid)
+        if part.values.size and (abs(lo_s) + abs(hi_s)) * part.values.size >= 2**62:
             raise QueryError("too many records for an exact integer sum at this precision")
-        sens_steps = hi_s - lo_s if spec.relation == "replace" else max(abs(lo_s), abs(hi_s))
-        noise = family.calibrate(int(sens_steps), grid, eps, dlt)
-        values[part.name] = (int(steps.sum()) + noise.sample(size, source)) * grid
+        sums, lo_s, hi_s = _rounded_sums(part.values, part.lo, part.hi, grid, source, size)
+        noise = family.calibrate(_step_sensitivity(lo_s, hi_s, spec.relation, spec.missing),
+                                 grid, eps, dlt)
+        values[part.name] = (sums + noise.sample(size, source)) * grid
         noises[part.name] = noise
     return values, noises
 
@@ -264,9 +407,9 @@ def _box_ratio(num: tuple[float, float], den: tuple[float, float]) -> tuple[floa
 def run_query(values: np.ndarray, spec: QuerySpec, source: Source) -> Release:
     """Answer ``spec`` on ``values`` with randomness from ``source`` (secure or simulated).
 
-    ``values``: a float array for numeric queries (NaN = missing), an array of strings for
-    categorical histograms (None = missing). Use :func:`release` for a real release: it
-    insists on the OS CSPRNG.
+    ``values``: a float array for numeric queries (NaN and ±inf = missing, dropped or
+    imputed as ``spec.missing`` says), an array of strings for categorical histograms
+    (None = missing). Use :func:`release` for a real release: it insists on the OS CSPRNG.
     """
     spec = spec.validated()
     if spec.query == "histogram":
@@ -275,6 +418,10 @@ def run_query(values: np.ndarray, spec: QuerySpec, source: Source) -> Release:
         out = _quantile(values, spec, source)
     else:
         out = _numeric_release(values, spec, source)
+    if spec.query in ("histogram", "quantile", "median"):
+        out.missing_count, out.non_finite_count = _missing_counts(values)
+    if not out.missing:
+        out.missing = {"treatment": spec.missing}
     if not REGISTRY.get(spec.mechanism).needs_delta:
         out.delta = 0.0  # a pure-ε mechanism spends no δ, whatever the spec offered
     out.simulated = not source.is_secure
@@ -294,7 +441,8 @@ def simulate_query(values: np.ndarray, spec: QuerySpec, size: int, source: Sourc
 
     Exactly the release's distribution (the same plan, noise and post-processing), drawn
     in bulk: shape ``(size,)``, or ``(size, cells)`` for a histogram. Randomized rounding to
-    the grid is drawn once, not per answer (its effect is far below the noise's).
+    the grid is drawn afresh for every answer (see :func:`_rounded_sums`), so each answer
+    is an independent release and repeated calls or ``size > 1`` audit the real mechanism.
     """
     spec = spec.validated()
     size = int(size)
@@ -310,21 +458,53 @@ def simulate_query(values: np.ndarray, spec: QuerySpec, size: int, source: Sourc
     return plan.post(noisy)
 
 
-def _numeric(values: np.ndarray, spec: QuerySpec) -> tuple[np.ndarray, int]:
-    """Finite values and how many fall outside the declared bounds (analyst-only)."""
+@dataclass
+class _Column:
+    """A numeric column prepared for a query.
+
+    ``values``: the finite values, with missing ones (empty, NaN, ±inf) dropped or, when
+    the spec imputes, replaced by the declared constant. The counts are analyst-only.
+    """
+
+    values: np.ndarray
+    clamped: int
+    missing: int
+    non_finite: int
+
+
+def _numeric(values: np.ndarray, spec: QuerySpec) -> _Column:
+    """The column's values under the spec's missing treatment, and analyst-only counts
+    (outside the declared bounds; missing; of which ±inf)."""
     try:
-        v = np.asarray(values, dtype=np.float64)
+        v = np.asarray(values, dtype=np.float64).reshape(-1)
     except (TypeError, ValueError):
         raise QueryError(f"a {spec.query} needs a numeric column") from None
     if v.size == 0:
         raise QueryError("the column is empty")
-    finite = v[np.isfinite(v)]
-    if finite.size == 0:
+    finite = np.isfinite(v)
+    present = v[finite]
+    missing, non_finite = v.size - present.size, int(np.count_nonzero(np.isinf(v)))
+    c = spec.impute_value()
+    if c is not None:
+        used = np.where(finite, v, c)  # ±inf is missing too: imputed, never clamped
+    elif present.size == 0:
         raise QueryError("the column has no finite values (all missing, NaN or infinite)")
-    if spec.bounds is None:
-        return finite, 0
-    lo, hi = check_bounds(spec.bounds)
-    return finite, int(np.count_nonzero((finite < lo) | (finite > hi)))
+    else:
+        used = present
+    clamped = 0
+    if spec.bounds is not None:
+        lo, hi = check_bounds(spec.bounds)
+        clamped = int(np.count_nonzero((present < lo) | (present > hi)))
+    return _Column(used, clamped, missing, non_finite)
+
+
+def _missing_counts(values: np.ndarray) -> tuple[int, int]:
+    """(missing, of which ±inf) in a column: analyst-only counts."""
+    v = np.asarray(values).reshape(-1)
+    if v.dtype.kind in "fciub":
+        f = v.astype(np.float64)
+        return int(np.count_nonzero(~np.isfinite(f))), int(np.count_nonzero(np.isinf(f)))
+    return int(np.count_nonzero(~present_mask(v))), 0
 
 
 def present_mask(values: np.ndarray) -> np.ndarray:
@@ -356,39 +536,47 @@ def category_codes(values: np.ndarray, labels: list[str]) -> tuple[np.ndarray, i
 def _plan(values: np.ndarray, spec: QuerySpec) -> _Plan:
     """The bounded sums of a count, sum, mean or variance, and how to combine them.
 
-    The count of values is a bounded sum of ones in [0, 1] (sensitivity 1 under both
-    relations: under replace a value can change from missing to present). Mean and
-    variance divide by a noisy count, floored at 1.
+    The declared parts come from :func:`noisy_statistics`. The count of values is a
+    bounded sum of ones in [0, 1] (sensitivity 1 under both relations: under replace a
+    value can change from missing to present). Mean and variance divide by a noisy count,
+    floored at 1 — or, when the number of rows is public (imputed values, replace), by it.
     """
+    declared = noisy_statistics(spec)
     if spec.query == "count":
         v = np.asarray(values)
         if v.size == 0:
             raise QueryError("the column is empty")
-        ones = np.ones(int(np.count_nonzero(present_mask(v))))
-        return _Plan([_Sum("count", ones, 0.0, 1.0)], lambda d: d["count"], 0, 1.0)
-    finite, clamped = _numeric(values, spec)
+        mask = present_mask(v)
+        if v.dtype.kind in "fc":
+            mask = np.isfinite(v)  # ±inf is missing, as in sums
+        ones = np.ones(int(np.count_nonzero(mask)))
+        return _Plan([_Sum("count", ones, 0.0, 1.0)], lambda d: d["count"], 0, declared[0][3],
+                     missing=v.size - ones.size)
+    col = _numeric(values, spec)
     lo, hi = check_bounds(spec.bounds)
-    sens = sum_sensitivity(lo, hi, spec.relation)
-    total = _Sum("sum", finite, lo, hi)
-    count = _Sum("count", np.ones(finite.size), 0.0, 1.0)
-    if spec.query == "sum":
-        return _Plan([total], lambda d: d["sum"], clamped, sens, lo, hi)
-    if spec.query == "mean":
-        def mean(d):
-            return np.clip(d["sum"] / np.maximum(d["count"], 1.0), lo, hi)
+    clipped = np.clip(col.values, lo, hi)
+    data = {"sum": col.values, "count": np.ones(col.values.size),
+            "sum of squares": clipped * clipped}
+    sums = [_Sum(name, data[name], a, b) for name, a, b, _ in declared]
+    rows = col.values.size if spec.n_public() else None
+    sens = next(s for name, _, _, s in declared if name == "sum")
+    extra = {"clamped": col.clamped, "sensitivity": sens, "lo": lo, "hi": hi, "rows": rows,
+             "missing": col.missing, "non_finite": col.non_finite}
 
-        return _Plan([total, count], mean, clamped, sens, lo, hi)
-    sq_lo = 0.0 if lo <= 0.0 <= hi else min(lo * lo, hi * hi)
-    sq_hi = max(lo * lo, hi * hi)
-    clipped = np.clip(finite, lo, hi)
-    squares = _Sum("sum of squares", clipped * clipped, sq_lo, sq_hi)
+    def count(d):
+        return float(rows) if rows is not None else np.maximum(d["count"], 1.0)
+
+    if spec.query == "sum":
+        return _Plan(sums, lambda d: d["sum"], **extra)
+    if spec.query == "mean":
+        return _Plan(sums, lambda d: np.clip(d["sum"] / count(d), lo, hi), **extra)
     cap = (hi - lo) ** 2 / 4.0  # the largest variance of values in [lo, hi]
 
     def variance(d):
-        c = np.maximum(d["count"], 1.0)
+        c = count(d)
         return np.clip(d["sum of squares"] / c - (d["sum"] / c) ** 2, 0.0, cap)
 
-    return _Plan([squares, total, count], variance, clamped, sens, lo, hi)
+    return _Plan(sums, variance, **extra)
 
 
 def delta_method_variance(query: str, sums: dict[str, float], variances: dict[str, float]
@@ -411,10 +599,44 @@ def delta_method_variance(query: str, sums: dict[str, float], variances: dict[st
 def plan_sums(values: np.ndarray, spec: QuerySpec) -> list[tuple[str, float, float]]:
     """(name, true sum of the clamped values, sensitivity) of each bounded sum of a count,
     sum, mean or variance — for analytic utility on the analyst's own data, never released.
+
+    When the number of rows is public (imputed values under ``replace``), a mean or
+    variance also lists ``("count", n, 0.0)``: the exact count, with no noise.
     """
-    plan = _plan(values, spec.validated())
-    return [(p.name, float(np.clip(p.values, p.lo, p.hi).sum()),
-             sum_sensitivity(p.lo, p.hi, spec.relation)) for p in plan.sums]
+    spec = spec.validated()
+    plan = _plan(values, spec)
+    out = [(p.name, float(np.clip(p.values, p.lo, p.hi).sum()),
+            sum_sensitivity(p.lo, p.hi, spec.relation, spec.missing)) for p in plan.sums]
+    if plan.rows is not None and spec.query in ("mean", "variance"):
+        out.append(("count", float(plan.rows), 0.0))
+    return out
+
+
+def _missing_notes(spec: QuerySpec, plan: _Plan) -> tuple[dict[str, Any], list[str]]:
+    """The public statement of the missing-value treatment: a field and a note."""
+    if spec.query not in _SUM_QUERIES:
+        return {}, []
+    lo, hi = plan.lo, plan.hi
+    if spec.missing == "impute":
+        c = spec.impute_value()
+        field_ = {"treatment": "impute", "value": c}
+        note = (f"missing values (empty, NaN, ±inf) imputed as {c:g}, a declared constant "
+                "inside the bounds: every row contributes")
+        if spec.relation == "replace":
+            note += (f"; under replace the number of rows is public (n = {plan.rows:,}) and "
+                     f"the sum's sensitivity is hi − lo = {hi - lo:g}")
+        else:
+            note += "; under add-remove the number of rows stays private (a noisy count)"
+        return field_, [note]
+    field_ = {"treatment": "drop"}
+    note = "missing values (empty, NaN, ±inf) dropped, not imputed"
+    if spec.relation == "replace":
+        true = sum_sensitivity(lo, hi, "replace", "drop")
+        note += (f"; under replace a value may appear where one was missing, so the sum's "
+                 f"sensitivity is max(hi − lo, |lo|, |hi|) = {true:g}")
+        if true > hi - lo:
+            note += f" (declare an imputed value to use hi − lo = {hi - lo:g})"
+    return field_, [note]
 
 
 def _numeric_release(values: np.ndarray, spec: QuerySpec, source: Source) -> Release:
@@ -427,21 +649,30 @@ def _numeric_release(values: np.ndarray, spec: QuerySpec, source: Source) -> Rel
     iv = {name: (got[name] - noises[name].half_width(conf),
                  got[name] + noises[name].half_width(conf)) for name in got}
     var = {name: noises[name].variance for name in got}
-    notes: list[str] = []
+    if plan.rows is not None and spec.query in ("mean", "variance"):
+        # n is public: an exact count, no noise, an interval of one point.
+        n = float(max(plan.rows, 1))
+        got["count"], var["count"], iv["count"] = n, 0.0, (n, n)
+    missing, notes = _missing_notes(spec, plan)
     exact = True
     variance = delta_method_variance(spec.query, got, var)
     if spec.query in ("count", "sum"):
-        (name,) = got
-        ci = iv[name]
+        ci = iv[spec.query]
     else:
-        exact = False
         lo, hi = plan.lo, plan.hi
         if spec.query == "mean":
             ci = (lo, hi) if iv["count"][0] < 1.0 else tuple(
                 float(np.clip(x, lo, hi)) for x in _box_ratio(iv["sum"], iv["count"]))
-            notes.append("mean = noisy sum / noisy count, each with half the budget; variance "
-                         "by the delta method (approximate); interval guaranteed")
+            if plan.rows is not None:
+                notes.append("mean = noisy sum / n (n public) with the whole budget; variance "
+                             "and interval exact (the interval clipped to the bounds)")
+            else:
+                exact = False
+                notes.append("mean = noisy sum / noisy count, each with half the budget; "
+                             "variance by the delta method (approximate); interval "
+                             "guaranteed")
         else:
+            exact = False
             cap = (hi - lo) ** 2 / 4.0
             if iv["count"][0] < 1.0:
                 ci = (0.0, cap)
@@ -453,8 +684,17 @@ def _numeric_release(values: np.ndarray, spec: QuerySpec, source: Source) -> Rel
                 msq_hi = max(m_lo * m_lo, m_hi * m_hi)
                 ci = (float(np.clip(a_lo - msq_hi, 0.0, cap)),
                       float(np.clip(a_hi - msq_lo, 0.0, cap)))
-            notes.append("variance = Σx²/n − (Σx/n)² from three noisy sums, each with a third "
-                         "of the budget; interval guaranteed by interval arithmetic")
+            k = len(plan.sums)
+            notes.append(f"variance = Σx²/n − (Σx/n)² from {k} noisy sums, each with "
+                         f"1/{k} of the budget" + (" (n public)" if plan.rows is not None
+                                                   else "")
+                         + "; interval guaranteed by interval arithmetic")
+    sensitivities = {p.name: sum_sensitivity(p.lo, p.hi, spec.relation, spec.missing)
+                     for p in plan.sums}
+    if len(sensitivities) > 1:
+        notes.append("sensitivity shown is the sum's; each noisy statistic's own: "
+                     + ", ".join(f"{k} {v:g}" for k, v in sensitivities.items())
+                     + " (see components)")
     main = noises.get("sum", next(iter(noises.values())))
     return Release(
         query=spec.query, mechanism=spec.mechanism, epsilon=spec.epsilon, delta=spec.delta,
@@ -463,7 +703,8 @@ def _numeric_release(values: np.ndarray, spec: QuerySpec, source: Source) -> Rel
         ci_high=float(ci[1]), confidence=spec.confidence, simulated=False, source="",
         variance_exact=exact,
         components=[noises[n].to_dict() | {"statistic": n} for n in noises],
-        notes=notes, clamped=plan.clamped,
+        notes=notes, clamped=plan.clamped, sensitivities=sensitivities, missing=missing,
+        missing_count=plan.missing, non_finite_count=plan.non_finite,
     )
 
 
@@ -485,8 +726,10 @@ def _histogram_parts(values, spec: QuerySpec):
     if edges is None:
         cells, clamped = category_codes(v, labels)
     else:
-        finite, clamped = _numeric(v, spec)
-        cells = np.clip(np.searchsorted(edges, finite, side="right") - 1, 0, len(labels) - 1)
+        col = _numeric(v, spec)
+        clamped = col.clamped
+        cells = np.clip(np.searchsorted(edges, col.values, side="right") - 1, 0,
+                        len(labels) - 1)
     counts = np.bincount(cells, minlength=len(labels)).astype(np.int64)
     fam = _family(spec)
     # One record changes one cell by 1 (add/remove) or two cells by 1 each (replace).
@@ -524,7 +767,8 @@ def quantile_scores(values: np.ndarray, candidates: np.ndarray, q: float) -> np.
 
 def _quantile_parts(values, spec: QuerySpec):
     """Mechanism, candidate values, their scores, and the analyst-only clamped count."""
-    finite, clamped = _numeric(values, spec)
+    col = _numeric(values, spec)
+    finite, clamped = col.values, col.clamped
     lo, hi = check_bounds(spec.bounds)
     q = 0.5 if spec.query == "median" else float(spec.quantile)
     info = REGISTRY.get(spec.mechanism)

@@ -56,8 +56,17 @@ class ErrorCurve:
 
 
 def true_value(values: np.ndarray, spec: QuerySpec) -> np.ndarray:
-    """The exact statistic on the raw values (for measuring error; never released)."""
+    """The exact statistic on the raw values (for measuring error; never released).
+
+    Missing values (NaN, ±inf) are treated as the release treats them: dropped, or, when
+    the spec imputes, replaced by the declared constant, so that the error measured is the
+    release's noise and not the imputation's (declared, public) shift.
+    """
     v = np.asarray(values)
+    c = spec.impute_value() if spec.query in ("sum", "mean", "variance") else None
+    if c is not None:
+        x = v.astype(np.float64)
+        v = np.where(np.isfinite(x), x, c)
     if spec.query == "histogram":
         labels, edges = histogram_bins(spec)
         if edges is None:
@@ -162,12 +171,15 @@ def _analytic_point(spec: QuerySpec, eps: float, metric: str, truth, sums) -> fl
     if spec.query in ("quantile", "median"):
         raise QueryError("quantiles have no analytic error curve; simulate them")
     if sums is None:  # count or sum without the data: the noise is all there is
-        sens = 1.0 if spec.query == "count" else sum_sensitivity(*spec.bounds, spec.relation)
+        sens = 1.0 if spec.query == "count" else sum_sensitivity(*spec.bounds, spec.relation,
+                                                                 spec.missing)
         return _finish(_sd(family, family.continuous_scale(sens, eps, spec.delta)), metric,
                        spec, truth)
-    k = len(sums)
+    # A sensitivity of 0 marks an exact public count (imputed values under replace): no
+    # noise, no share of the budget.
+    k = sum(1 for _, _, sens in sums if sens > 0)
     variances = {name: _sd(family, family.continuous_scale(sens, eps / k, spec.delta / k)) ** 2
-                 for name, _, sens in sums}
+                 if sens > 0 else 0.0 for name, _, sens in sums}
     true_sums = {name: total for name, total, _ in sums}
     return _finish(math.sqrt(delta_method_variance(spec.query, true_sums, variances)), metric,
                    spec, truth)

@@ -15,7 +15,13 @@ from typing import Any
 from dpstudio import __version__
 from dpstudio.engine.queries import QuerySpec
 from dpstudio.engine.registry import REGISTRY
-from dpstudio.export.manifest import MANIFEST_KIND, MANIFEST_VERSION, file_entry, manifest_bytes
+from dpstudio.export.manifest import (
+    MANIFEST_KIND,
+    MANIFEST_VERSION,
+    file_entry,
+    manifest_bytes,
+    missing_treatment,
+)
 from dpstudio.export.script import release_script
 from dpstudio.export.tables import local_table, model_table, records_table, release_table
 from dpstudio.export.writers import FORMATS, normalize_format, render_table
@@ -64,6 +70,8 @@ class BundleInput:
     #: Local model: the columns the untrusted collector received (already randomized on
     #: each user's side), exported as ``<stem>.records.<ext>`` in every chosen format.
     records: dict[str, Any] | None = None
+    #: Whether the dataset's first line is a header (False: read with ``header=False``).
+    header: bool = True
 
 
 def file_names(stem: str, formats: tuple[str, ...], report: bool, script: bool,
@@ -131,7 +139,9 @@ def _manifest(inp: BundleInput, files: list[RenderedFile]) -> dict[str, Any]:
         "trust_model": inp.trust_model,
         "query": {"statistic": spec.query, "column": spec.column,
                   "quantile": spec.quantile, "relation": spec.relation,
-                  **({"features": list(pub["features"])} if _is_model(inp) else {})},
+                  **({"features": list(pub["features"])} if _is_model(inp) else {}),
+                  **({"missing": m} if inp.trust_model == "central" and not _is_model(inp)
+                     and (m := missing_treatment(spec)) else {})},
         "mechanism": {"name": spec.mechanism, "label": info.label,
                       "params": info.resolve(spec.mechanism_params()),
                       "sensitivity": pub.get("sensitivity"),
@@ -165,6 +175,13 @@ def _local_section(inp: BundleInput) -> dict[str, Any]:
     if spec.categories is not None:
         out["codes"] = {"meaning": "category codes: code i is declared category i",
                         "categories": list(spec.categories)}
+        if spec.mechanism != "rr":  # every row reports: the extra code is "other"
+            from dpstudio.engine.local.respond import OTHER_LABEL
+
+            k = len(spec.categories)
+            out["codes"]["meaning"] += (f"; code {k} is {OTHER_LABEL!r}: a missing or "
+                                        "undeclared value (every row sends a report)")
+            out["codes"]["other_code"] = k
     return out
 
 
@@ -220,7 +237,7 @@ def render_bundle(inp: BundleInput) -> list[RenderedFile]:
                               version=__version__, dataset_name=inp.dataset_name,
                               dataset_path=inp.dataset_path, fingerprint=inp.fingerprint,
                               spec=inp.spec, reader=inp.reader, script_name=name,
-                              trust_model=inp.trust_model,
+                              trust_model=inp.trust_model, header=inp.header,
                               model={"label": inp.public["column"],
                                      "features": list(inp.public["features"]),
                                      "bounds": dict(inp.public["bounds"]),

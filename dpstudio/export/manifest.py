@@ -3,9 +3,10 @@
 A manifest (``<stem>.manifest.json``) names the dataset by its content fingerprint, gives
 its declared schema and bounds, the trust model, the mechanism and every parameter, ε, δ,
 the accountant, the confidence level, the engine version and the time, and lists every
-other file of the release with its size and SHA-256. It never holds random seeds (releases
-draw from the OS CSPRNG, which has none), raw data, or the analyst-only count of values
-outside the declaration: :func:`check_public` refuses such keys.
+other file of the release with its size and SHA-256. It states how missing values were
+treated (:func:`missing_treatment`). It never holds random seeds (releases draw from the
+OS CSPRNG, which has none), raw data, or the analyst-only counts of values outside the
+declaration or missing: :func:`check_public` refuses such keys.
 """
 
 from __future__ import annotations
@@ -28,13 +29,44 @@ __all__ = [
     "check_public",
     "file_entry",
     "manifest_bytes",
+    "missing_treatment",
     "verify_manifest",
 ]
 
 MANIFEST_VERSION = 1
 MANIFEST_KIND = "dpstudio-release-manifest"
 #: Keys no manifest may contain, at any depth.
-FORBIDDEN_KEYS = frozenset({"clamped", "seed", "seeds", "raw", "raw_values", "analyst_only"})
+FORBIDDEN_KEYS = frozenset({"clamped", "seed", "seeds", "raw", "raw_values", "analyst_only",
+                            "missing_count", "non_finite_count", "non_finite"})
+
+#: Statistics built from bounded sums, where the missing-value treatment changes the noise.
+_SUM_QUERIES = ("sum", "mean", "variance")
+
+
+def missing_treatment(spec: Any) -> dict[str, Any] | None:
+    """The public statement of how a central release treated missing values (empty, NaN,
+    ±inf), for the manifest: None for queries it does not apply to.
+
+    ``spec`` is the release's :class:`~dpstudio.engine.queries.QuerySpec`. Only the
+    declared procedure is stated, never how many values were missing (analyst-only).
+    """
+    if getattr(spec, "query", None) not in _SUM_QUERIES:
+        return None
+    if spec.missing == "impute":
+        out = {"treatment": "impute", "value": float(spec.impute_value()),
+               "meaning": "missing values replaced by this declared constant inside the "
+                          "bounds; every row contributes"}
+        if spec.relation == "replace":
+            out["rows_public"] = True
+            out["sensitivity_rule"] = "upper − lower (the number of rows is public)"
+        else:
+            out["rows_public"] = False
+            out["sensitivity_rule"] = "max(|lower|, |upper|); the number of rows is private"
+        return out
+    rule = ("max(upper − lower, |lower|, |upper|): a value may appear where one was missing"
+            if spec.relation == "replace" else "max(|lower|, |upper|)")
+    return {"treatment": "drop", "meaning": "missing values left out of the sums",
+            "sensitivity_rule": rule}
 
 
 def sha256_bytes(data: bytes) -> str:

@@ -24,7 +24,7 @@ import numpy as np
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QUrl
 from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPdfWriter, QTextDocument
 
-from dpstudio.engine.queries import QuerySpec
+from dpstudio.engine.queries import QuerySpec, noisy_statistics
 from dpstudio.engine.registry import REGISTRY
 from dpstudio.engine.tradeoff import (
     alpha_grid,
@@ -127,8 +127,9 @@ def utility_series(spec: QuerySpec, public: dict[str, Any], points: int = 41
         return (eps, err, at, "noise standard deviation",
                 f"Standard deviation of the noise {what} at each ε (smaller ε: stronger "
                 "privacy, more noise). This curve uses no data.")
-    k = 2 if spec.query == "mean" else 3
-    unit = replace(spec, query="count", bounds=None, delta=spec.delta / k)
+    k = len(noisy_statistics(spec))  # the engine's split: 1 or 2 parts when n is public
+    unit = replace(spec, query="count", bounds=None, delta=spec.delta / k, missing="drop",
+                   impute=None)
     scale = analytic_curve(unit, eps / k, "rmse").error
     scale0 = float(analytic_curve(unit, np.array([eps0 / k]), "rmse").error[0])
     sd0 = math.sqrt(public["variance"]) if public.get("variance") is not None else math.nan
@@ -348,6 +349,20 @@ def _history_table(inp: ReportInput) -> str:
     return head + "\n".join(rows)
 
 
+def _missing_text(spec: QuerySpec) -> str:
+    """How a sum, mean or variance treated missing values (empty, NaN, ±inf), in words."""
+    if spec.query not in ("sum", "mean", "variance"):
+        return ""
+    if spec.missing == "impute":
+        text = (f"imputed as {spec.impute_value():g}, a declared constant inside the bounds: "
+                "every row contributes")
+        return text + ("; the number of rows is public under replace" if
+                       spec.relation == "replace" else "; the number of rows stays private")
+    return ("dropped; under replace the sensitivity covers a value appearing where one was "
+            "missing: max(upper − lower, |lower|, |upper|)" if spec.relation == "replace"
+            else "dropped")
+
+
 def _method_table(inp: ReportInput) -> str:
     spec, pub = inp.spec, inp.public
     info = REGISTRY.get(spec.mechanism)
@@ -372,6 +387,8 @@ def _method_table(inp: ReportInput) -> str:
          + (f" (q = {spec.quantile:g})" if spec.query == "quantile" else "")),
         ("declared domain", domain + " — declared, never read off the data"),
         ("neighbouring relation", spec.relation),
+        *((("missing values", _missing_text(spec)),)
+          if inp.trust_model == "central" and not model and _missing_text(spec) else ()),
         ("mechanism", f"{info.label}: {info.description}"),
         ("parameters", ", ".join(f"{k} = {v}" for k, v in params.items())),
         *((("reports", _num(pub.get("n"))),

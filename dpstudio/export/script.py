@@ -57,7 +57,7 @@ def main() -> int:
         print(f"error: {{DATASET}} is not the dataset of release #{release_id} "
               "(its SHA-256 differs)", file=sys.stderr)
         return 2
-    frame = load_table(DATASET)
+    frame = load_table(DATASET{header_arg})
     values = {reader}(frame, SPEC.column)
     result = release(values, SPEC, SecureSource())
     print(json.dumps(public_result(result), indent=2, allow_nan=False))  # public fields only
@@ -110,7 +110,7 @@ def main() -> int:
         print(f"error: {{DATASET}} is not the dataset of release #{release_id} "
               "(its SHA-256 differs)", file=sys.stderr)
         return 2
-    frame = load_table(DATASET)
+    frame = load_table(DATASET{header_arg})
     values = {reader}(frame, COLUMN)
     result = run_local(values, MECHANISM, PARAMS, categories=CATEGORIES, bounds=BOUNDS,
                        source=SecureSource(), confidence=CONFIDENCE)
@@ -166,7 +166,7 @@ def main() -> int:
         print(f"error: {{DATASET}} is not the dataset of release #{release_id} "
               "(its SHA-256 differs)", file=sys.stderr)
         return 2
-    frame = load_table(DATASET)
+    frame = load_table(DATASET{header_arg})
     columns = {{}}
     for name in FEATURES:
         values = numeric_column(frame, name).copy()
@@ -209,14 +209,17 @@ def _doc_safe(text: str) -> str:
 def release_script(*, release_id: int, created_at: str, version: str, dataset_name: str,
                    dataset_path: str, fingerprint: str, spec: QuerySpec, reader: str,
                    script_name: str, trust_model: str = "central",
-                   model: dict[str, Any] | None = None) -> str:
+                   model: dict[str, Any] | None = None, header: bool = True) -> str:
     """The script's source text (``trust_model`` central or local).
+
+    ``header`` False: the dataset has no header line, and the script reads it so.
 
     ``model`` (a model release): ``label``, ``features``, their declared ``bounds`` and
     ``lambda``; the script then calls :func:`~dpstudio.engine.learning.release_logistic`.
     """
     if reader not in READERS:
         raise ValueError(f"unknown column reader {reader!r}")
+    header_arg = "" if header else ", header=False"
     if model is not None:
         if trust_model != "central":
             raise ValueError("a model release is central-model only")
@@ -229,7 +232,7 @@ def release_script(*, release_id: int, created_at: str, version: str, dataset_na
             features="[" + ", ".join(repr(f) for f in features) + "]",
             bounds=_literal({f: tuple(float(b) for b in model["bounds"][f])
                              for f in features}),
-            lam=float(model["lambda"]))
+            lam=float(model["lambda"]), header_arg=header_arg)
     if trust_model == "local":
         return _LOCAL_TEMPLATE.format(
             release_id=int(release_id), query=spec.query,
@@ -241,7 +244,7 @@ def release_script(*, release_id: int, created_at: str, version: str, dataset_na
             categories=_literal(None if spec.categories is None else tuple(spec.categories)),
             bounds=_literal(None if spec.bounds is None else
                             tuple(float(b) for b in spec.bounds)),
-            confidence=float(spec.confidence))
+            confidence=float(spec.confidence), header_arg=header_arg)
     if trust_model != "central":
         raise ValueError(f"no script for {trust_model}-model releases")
     fields = {
@@ -252,6 +255,9 @@ def release_script(*, release_id: int, created_at: str, version: str, dataset_na
         "bins": spec.bins, "quantile": spec.quantile, "relation": spec.relation,
         "confidence": float(spec.confidence), "params": dict(spec.params),
         "column": spec.column,
+        # How missing values (empty, NaN, ±inf) are treated: part of the procedure.
+        "missing": spec.missing,
+        **({"impute": float(spec.impute_value())} if spec.missing == "impute" else {}),
     }
     spec_lines = "\n".join(f"    {k}={_literal(v)}," for k, v in fields.items())
     return _TEMPLATE.format(
@@ -259,5 +265,5 @@ def release_script(*, release_id: int, created_at: str, version: str, dataset_na
         created_at=created_at, version=version, dataset_name=_doc_safe(dataset_name),
         fingerprint=fingerprint, epsilon=float(spec.epsilon), delta=float(spec.delta),
         script_name=script_name, reader=reader, dataset_path=str(dataset_path),
-        spec_lines=spec_lines,
+        spec_lines=spec_lines, header_arg=header_arg,
     )

@@ -1,8 +1,9 @@
 """Exported tables as CSV, Parquet, JSON and Excel, rendered to bytes.
 
 Spreadsheet formula injection: a spreadsheet opening an export treats a text cell that
-begins with ``=``, ``+``, ``-`` or ``@`` (and, in some programs, a tab or carriage
-return) as a formula — ``=HYPERLINK(...)`` in a category name would run when a stakeholder
+begins with ``=``, ``+``, ``-`` or ``@`` (and, in some programs, a tab, carriage return
+or line feed, or the full-width ``＝ ＋ － ＠`` that East Asian input methods type) as a
+formula — ``=HYPERLINK(...)`` in a category name would run when a stakeholder
 opens the CSV. Every text cell of every format is therefore *neutralized*: such a cell is
 written with a leading single quote (``'=HYPERLINK(...)``), which spreadsheets display as
 text (OWASP's recommendation). Numbers are written as numbers and never altered, so a
@@ -32,6 +33,7 @@ __all__ = [
     "JSON_VERSION",
     "neutralize",
     "neutralize_all",
+    "neutralize_cells",
     "normalize_format",
     "render_table",
 ]
@@ -39,8 +41,11 @@ __all__ = [
 #: Format name → file extension.
 FORMATS = {"csv": ".csv", "json": ".json", "parquet": ".parquet", "xlsx": ".xlsx"}
 _ALIASES = {"excel": "xlsx", "pq": "parquet"}
-#: Leading characters that make a spreadsheet read a cell as a formula.
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+#: Leading characters that make a spreadsheet read a cell as a formula: OWASP's list
+#: (= + - @ tab CR), line feed, and the full-width forms of = + - @ (U+FF1D, U+FF0B,
+#: U+FF0D, U+FF20), which some spreadsheets in CJK locales convert to the ASCII ones.
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r", "\n",
+                    "\uff1d", "\uff0b", "\uff0d", "\uff20")
 JSON_VERSION = 1
 
 
@@ -57,6 +62,15 @@ def normalize_format(name: str) -> str:
 def neutralize(text: str) -> str:
     """``text`` with a leading single quote if it begins like a spreadsheet formula."""
     return "'" + text if text.startswith(FORMULA_PREFIXES) else text
+
+
+def neutralize_cells(values: Any) -> Any:
+    """A column for a CSV written outside :func:`render_table` (``--export-records``):
+    every text cell neutralized, numbers untouched; numeric arrays come back as they are.
+    """
+    if getattr(getattr(values, "dtype", None), "kind", "O") in "biuf":
+        return values
+    return [neutralize(v) if isinstance(v, str) else v for v in values]
 
 
 def neutralize_all(value: Any) -> Any:

@@ -14,6 +14,7 @@ from dpstudio.project.accountant import ACCOUNTANTS, get_accountant
 from dpstudio.project.errors import (
     BudgetExceededError,
     DatasetChangedError,
+    LedgerTamperedError,
     NotAProjectError,
     ProjectBusyError,
     ProjectError,
@@ -42,6 +43,7 @@ __all__ = [
     "DatasetChangedError",
     "DatasetRecord",
     "FileRecord",
+    "LedgerTamperedError",
     "NotAProjectError",
     "Project",
     "ProjectBusyError",

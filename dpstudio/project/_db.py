@@ -7,6 +7,13 @@ decimal text (exact: see :mod:`dpstudio.engine.accounting.budget`), times as ISO
 To change the schema: add the new version's steps to :data:`MIGRATIONS` (keyed by the
 version they migrate *from*), bump :data:`SCHEMA_VERSION`, keep a project file of the old
 version in ``tests/project/fixtures/`` and test opening it.
+
+Version 2 adds the ledger's hash chain (:mod:`dpstudio.project._chain`, table
+``ledger_chain``) and datasets identified by their content as parsed (``content_hash``,
+``rows``, ``columns_json``, ``sketch``; see :func:`dpstudio.data.fingerprint.content_fingerprint`)
+and versions of a dataset sharing its budget (``budget_of``). Migrating a version-1 file
+re-charges randomized-response releases with a chosen ``p`` at the randomizer's true ε
+(version 1 charged the spec's ε) and seals the result in the chain.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from collections.abc import Callable
 __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "create_schema", "migrate"]
 
 APPLICATION_ID = 0x44505374  # "DPSt"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 SCHEMA_V1 = """
 CREATE TABLE settings (
@@ -67,15 +74,49 @@ CREATE TABLE release_files (
 );
 """
 
+SCHEMA_V2_STEPS = """
+ALTER TABLE datasets ADD COLUMN content_hash TEXT;
+ALTER TABLE datasets ADD COLUMN rows INTEGER;
+ALTER TABLE datasets ADD COLUMN columns_json TEXT;
+ALTER TABLE datasets ADD COLUMN sketch TEXT;
+ALTER TABLE datasets ADD COLUMN budget_of INTEGER REFERENCES datasets(id);
+CREATE INDEX datasets_by_content ON datasets(content_hash);
+CREATE TABLE ledger_chain (
+    seq     INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind    TEXT NOT NULL,
+    ref     INTEGER,
+    content TEXT NOT NULL,
+    prev    TEXT NOT NULL,
+    hash    TEXT NOT NULL
+);
+"""
+
+
+def _statements(script: str) -> list[str]:
+    return [s for s in script.split(";") if s.strip()]
+
+
+def _v1_to_v2(conn: sqlite3.Connection) -> None:
+    from dpstudio.project import _chain
+
+    for statement in _statements(SCHEMA_V2_STEPS):
+        conn.execute(statement)
+    recharged = _chain.recharge_randomized_response(conn)
+    _chain.seal(conn, "migrate", {"from_version": 1, "to_version": 2,
+                                  "recharged": recharged})
+
+
 #: version → function migrating a connection (inside a transaction) from it to version + 1.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2}
 
 
 def create_schema(conn: sqlite3.Connection) -> None:
     """Create the current schema in an empty database (inside the caller's transaction)."""
-    for statement in SCHEMA_V1.split(";"):
-        if statement.strip():
-            conn.execute(statement)
+    from dpstudio.project import _chain
+
+    for statement in _statements(SCHEMA_V1) + _statements(SCHEMA_V2_STEPS):
+        conn.execute(statement)
+    _chain.seal(conn, "create", {"schema_version": SCHEMA_VERSION})
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 

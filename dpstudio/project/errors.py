@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = [
     "BudgetExceededError",
     "DatasetChangedError",
+    "LedgerTamperedError",
     "NotAProjectError",
     "ProjectBusyError",
     "ProjectError",
@@ -29,6 +30,15 @@ class SpecError(ProjectError):
 
 class DatasetChangedError(ProjectError):
     """The dataset's bytes differ from the ones it was registered with."""
+
+
+class LedgerTamperedError(ProjectError):
+    """The ledger was changed outside DP Studio (rows deleted, ε lowered, a budget raised…);
+    releases are refused until the change is acknowledged. ``problems``: one line each."""
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.problems = list(problems or [])
 
 
 class ProjectBusyError(ProjectError):

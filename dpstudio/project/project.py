@@ -52,7 +52,12 @@ from typing import Any
 from dpstudio import __version__
 from dpstudio.data.columns import require_column
 from dpstudio.data.dataset import open_dataset
-from dpstudio.data.fingerprint import sha256_file
+from dpstudio.data.fingerprint import (
+    ContentFingerprint,
+    content_fingerprint,
+    looks_like_version,
+    sha256_file,
+)
 from dpstudio.data.schema import Schema
 from dpstudio.engine.accounting.budget import exact
 from dpstudio.engine.errors import ParameterError
@@ -60,12 +65,13 @@ from dpstudio.engine.queries import RELATIONS, QuerySpec
 from dpstudio.engine.queries import release as engine_release
 from dpstudio.engine.registry import REGISTRY
 from dpstudio.engine.rng import SecureSource
-from dpstudio.project import _db
+from dpstudio.project import _chain, _db
 from dpstudio.project._fs import ProjectLock, fsync_dir, pause, write_durably
 from dpstudio.project.accountant import get_accountant
 from dpstudio.project.errors import (
     BudgetExceededError,
     DatasetChangedError,
+    LedgerTamperedError,
     NotAProjectError,
     ProjectError,
 )
@@ -95,6 +101,12 @@ __all__ = [
 PROJECT_SUFFIX = ".dpstudio"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _BUSY_TIMEOUT = 30.0
+# How long a release waits for the project lock while other releases go first. Releases
+# queue on it one at a time; a hundred started at once on a busy machine can wait well
+# beyond a minute, and each must end with a definitive answer (released, or budget
+# exceeded), never "busy". The bound only ends a wait behind a holder that is alive but
+# stuck (a dead holder's lock is dropped by the kernel at once).
+_RELEASE_WAIT = 900.0
 
 
 def _now() -> str:
@@ -154,6 +166,17 @@ class DatasetRecord:
     relation: str
     accountant: str
     registered_at: str
+    #: Content hash of the rows as parsed (None for a version-1 dataset not yet read again).
+    content_hash: str | None = None
+    rows: int | None = None
+    columns: tuple[str, ...] = ()
+    #: The dataset whose budget this one shares (a version of it), or None.
+    budget_of: int | None = None
+
+    @property
+    def budget_root(self) -> int:
+        """The dataset whose budget this one spends (itself unless it shares another's)."""
+        return self.budget_of if self.budget_of is not None else self.id
 
 
 @dataclass(frozen=True)
@@ -297,6 +320,9 @@ class _Prepared:
     trust_model: str = "central"
     #: A model release (``logistic_regression``): its prepared columns and feature bounds.
     model: ModelInput | None = None
+    #: The rows as parsed; and, for a new version of a registered dataset, whose budget.
+    content: ContentFingerprint | None = None
+    budget_of: int | None = None
 
     def cleanup_dirs(self) -> None:
         """Remove output folders this release created, if they are still empty."""
@@ -321,6 +347,7 @@ class Project:
         self._mutex = threading.RLock()
         self._lock = ProjectLock(path)
         self.last_recovery = RecoveryReport(skipped=True)
+        self._audit_cache: tuple[tuple[int, int], _chain.Audit] | None = None
 
     # ------------------------------------------------------------ creating and opening
 
@@ -414,6 +441,7 @@ class Project:
         project = cls(p, conn)
         if recover:
             project.recover(wait=0.0)
+        project.audit()  # checked on every open: see integrity()
         return project
 
     @staticmethod
@@ -508,12 +536,25 @@ class Project:
             conn.executemany("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", rows)
 
     _DATASET_COLS = ("id, fingerprint, path, name, schema_json, budget_epsilon, budget_delta, "
-                     "relation, accountant, registered_at")
+                     "relation, accountant, registered_at, content_hash, rows, columns_json, "
+                     "budget_of")
 
     @staticmethod
     def _dataset_from_row(row: tuple) -> DatasetRecord:
-        return DatasetRecord(row[0], row[1], row[2], row[3], json.loads(row[4]),
-                             Decimal(row[5]), Decimal(row[6]), row[7], row[8], row[9])
+        try:
+            columns = tuple(json.loads(row[12])) if row[12] else ()
+        except (TypeError, ValueError):
+            columns = ()
+        try:
+            schema = json.loads(row[4])
+        except (TypeError, ValueError):
+            schema = {}
+        # A budget edited into something that is not a number reads as 0 (nothing left);
+        # the audit reports it and BudgetState uses the pessimistic amounts.
+        return DatasetRecord(row[0], row[1], row[2], row[3], schema,
+                             _chain.amount(row[5]) or Decimal(0),
+                             _chain.amount(row[6]) or Decimal(0), row[7], row[8], row[9],
+                             row[10], row[11], columns, row[13])
 
     def datasets(self) -> list[DatasetRecord]:
         """Every registered dataset, in registration order."""
@@ -522,7 +563,8 @@ class Project:
             return [self._dataset_from_row(r) for r in rows.fetchall()]
 
     def dataset(self, key: DatasetRecord | str | int | os.PathLike[str]) -> DatasetRecord:
-        """A registered dataset by record, id, fingerprint or path; ProjectError if none."""
+        """A registered dataset by record, id, fingerprint (of its bytes or of its content)
+        or path; ProjectError if none."""
         if isinstance(key, DatasetRecord):
             key = key.id
         with self._db() as conn:
@@ -532,7 +574,8 @@ class Project:
             else:
                 text = str(key)
                 row = conn.execute(f"SELECT {self._DATASET_COLS} FROM datasets WHERE "
-                                   "fingerprint = ?", (text.lower(),)).fetchone()
+                                   "fingerprint = ? OR content_hash = ? ORDER BY id",
+                                   (text.lower(), text.lower())).fetchone()
                 if row is None:
                     row = conn.execute(f"SELECT {self._DATASET_COLS} FROM datasets WHERE path = "
                                        "? ORDER BY id DESC", (_abs(text),)).fetchone()
@@ -540,47 +583,126 @@ class Project:
             raise ProjectError(f"no dataset {key} in {self.path.name}")
         return self._dataset_from_row(row)
 
-    def _find(self, path: Path, fingerprint: str) -> DatasetRecord | None:
-        """The dataset with these bytes; DatasetChangedError if the path was registered with
-        other bytes."""
+    def _identify(self, path: Path, fingerprint: str, content: ContentFingerprint,
+                  share_with: int | None = None, separate: bool = False
+                  ) -> tuple[DatasetRecord | None, int | None, list[str]]:
+        """Which registered dataset these rows are: ``(record, None, notes)``; or ``(None,
+        budget_of, notes)`` for a new dataset (sharing ``budget_of``'s budget, if not None).
+
+        The same rows as parsed (re-encoded, reordered, moved) are the same dataset. A file
+        that looks like a version of a registered dataset (the registered path with other
+        rows, or about the same rows or columns) is refused unless the analyst says whose
+        budget it spends: ``share_with`` (that dataset's) or ``separate`` (its own: it
+        holds other people).
+        """
         with self._db() as conn:
-            row = conn.execute(f"SELECT {self._DATASET_COLS} FROM datasets WHERE fingerprint = ?",
-                               (fingerprint,)).fetchone()
+            row = conn.execute(f"SELECT {self._DATASET_COLS} FROM datasets WHERE content_hash = "
+                               "? ORDER BY id", (content.digest,)).fetchone()
+            if row is None:  # a version-1 dataset, registered before content hashes
+                row = conn.execute(f"SELECT {self._DATASET_COLS} FROM datasets WHERE "
+                                   "fingerprint = ?", (fingerprint,)).fetchone()
+                if row is not None and row[10] is None:
+                    with self._transaction() as tconn:
+                        self._set_content(tconn, row[0], content)
+                    row = conn.execute(f"SELECT {self._DATASET_COLS} FROM datasets WHERE id = ?",
+                                       (row[0],)).fetchone()
             if row is not None:
-                return self._dataset_from_row(row)
-            row = conn.execute(f"SELECT {self._DATASET_COLS} FROM datasets WHERE path = ? "
-                               "ORDER BY id DESC", (str(path),)).fetchone()
-        if row is not None:
-            old = self._dataset_from_row(row)
-            raise DatasetChangedError(
-                f"warning: {path.name} has changed since it was registered (SHA-256 "
-                f"{fingerprint[:12]}… is not the registered {old.fingerprint[:12]}…); refusing "
-                "to release — restore the registered file, or register the new version as a "
-                "new dataset under a new path")
-        return None
+                rec = self._dataset_from_row(row)
+                notes = []
+                if rec.fingerprint != fingerprint:
+                    notes.append(f"{path.name} holds the same rows as registered dataset "
+                                 f"#{rec.id} ({rec.name}), re-encoded or reordered: its budget "
+                                 "applies")
+                return rec, None, notes
+            records = [self._dataset_from_row(r) for r in conn.execute(
+                f"SELECT {self._DATASET_COLS} FROM datasets ORDER BY id").fetchall()]
+        if share_with is not None:
+            target = next((r for r in records if r.id == share_with), None)
+            if target is None:
+                raise ProjectError(f"no dataset #{share_with} in {self.path.name} to share a "
+                                   "budget with (see dpstudio ledger)")
+            root = target.budget_root
+            return None, root, [f"{path.name} is registered as a version of dataset #{root} "
+                                f"and spends its budget"]
+        if separate:
+            return None, None, [f"{path.name} was declared to hold other people than the "
+                                "registered datasets: it has a budget of its own"]
+        for rec in records:
+            if rec.path == str(path):
+                raise DatasetChangedError(
+                    f"warning: {path.name} has changed since it was registered as dataset "
+                    f"#{rec.id} (its rows are not the registered ones); refusing to release — "
+                    f"restore the registered file, or release this version under dataset "
+                    f"#{rec.budget_root}'s budget with --share-budget-with {rec.budget_root} "
+                    f"(spec: share_budget_with = {rec.budget_root})")
+        for rec in records:
+            if rec.content_hash is None:
+                continue
+            why = looks_like_version(content, self._content_of(rec))
+            if why:
+                raise DatasetChangedError(
+                    f"warning: {path.name} looks like a version of registered dataset "
+                    f"#{rec.id} ({rec.name}: {why}); refusing to give it a budget of its "
+                    f"own — release it under that budget with --share-budget-with "
+                    f"{rec.budget_root} (spec: share_budget_with = {rec.budget_root}), or, if "
+                    "it holds other people, say so with --separate-budget (spec: "
+                    "separate_budget = true)")
+        return None, None, []
+
+    def _content_of(self, rec: DatasetRecord) -> ContentFingerprint:
+        with self._db() as conn:
+            row = conn.execute("SELECT sketch FROM datasets WHERE id = ?", (rec.id,)).fetchone()
+        sketch = ContentFingerprint.parse_sketch(row[0] if row else None)
+        return ContentFingerprint(rec.content_hash or "", rec.rows or 0, rec.columns, sketch)
+
+    @staticmethod
+    def _set_content(conn: sqlite3.Connection, dataset_id: int,
+                     content: ContentFingerprint) -> None:
+        """Record a version-1 dataset's content hash (chained: it identifies the dataset)."""
+        conn.execute("UPDATE datasets SET content_hash = ?, rows = ?, columns_json = ?, sketch = "
+                     "? WHERE id = ? AND content_hash IS NULL",
+                     (content.digest, content.rows, json.dumps(content.columns,
+                                                               ensure_ascii=False),
+                      content.sketch_text(), dataset_id))
+        _chain.record_dataset(conn, dataset_id)
 
     def register_dataset(self, path: str | os.PathLike[str], schema: Schema | dict | None = None,
                          budget_epsilon: Any = None, budget_delta: Any = None,
-                         relation: str | None = None, accountant: str | None = None
+                         relation: str | None = None, accountant: str | None = None, *,
+                         share_budget_with: int | None = None, separate_budget: bool = False
                          ) -> DatasetRecord:
         """Register a dataset with its total budget (the project's defaults when None).
 
         ``schema`` is the declared schema (a :class:`Schema` or its dict); by default the
         dataset's sidecar (``DATA.schema.json``), or an empty schema. Types guessed from
         the data are never recorded: they are read off the data, so not public.
+        ``share_budget_with``: the id of a registered dataset this one is a version of
+        (it then spends that budget); ``separate_budget``: register a file that looks like
+        a version of a registered dataset with a budget of its own (it holds other people).
         """
         p = Path(_abs(path))
         fingerprint = sha256_file(p)
-        if self._find(p, fingerprint) is not None:
-            raise ProjectError(f"{p.name} is already registered in {self.path.name}")
+        data = open_dataset(p)
+        content = content_fingerprint(data.frame)
+        found, budget_of, _ = self._identify(p, fingerprint, content, share_budget_with,
+                                             separate_budget)
+        if found is not None:
+            raise ProjectError(f"{p.name} is already registered in {self.path.name} (dataset "
+                               f"#{found.id})")
         if schema is None:
-            schema = _declared_dict(open_dataset(p).declared)
+            schema = _declared_dict(data.declared)
         schema_dict = schema.to_dict() if isinstance(schema, Schema) else dict(schema)
-        budget, relation, accountant = self._registration(budget_epsilon, budget_delta,
-                                                          relation, accountant, p.name)
+        if budget_of is not None:
+            root = self.dataset(budget_of)
+            budget = (root.budget_epsilon, root.budget_delta)
+            relation, accountant = root.relation, root.accountant
+        else:
+            budget, relation, accountant = self._registration(budget_epsilon, budget_delta,
+                                                              relation, accountant, p.name)
+        self._require_intact()
         with self._transaction() as conn:
             new_id = self._insert_dataset(conn, fingerprint, p, schema_dict, budget, relation,
-                                          accountant)
+                                          accountant, content, budget_of)
         return self.dataset(new_id)
 
     def _registration(self, eps: Any, delta: Any, relation: str | None,
@@ -604,13 +726,22 @@ class Project:
 
     @staticmethod
     def _insert_dataset(conn: sqlite3.Connection, fingerprint: str, path: Path, schema: dict,
-                        budget: tuple[Decimal, Decimal], relation: str, accountant: str) -> int:
+                        budget: tuple[Decimal, Decimal], relation: str, accountant: str,
+                        content: ContentFingerprint | None = None,
+                        budget_of: int | None = None) -> int:
         cur = conn.execute(
             "INSERT INTO datasets (fingerprint, path, name, schema_json, budget_epsilon, "
-            "budget_delta, relation, accountant, registered_at) VALUES (?,?,?,?,?,?,?,?,?)",
+            "budget_delta, relation, accountant, registered_at, content_hash, rows, "
+            "columns_json, sketch, budget_of) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (fingerprint, str(path), path.name, json.dumps(schema, ensure_ascii=False),
-             str(budget[0]), str(budget[1]), relation, accountant, _now()))
-        return int(cur.lastrowid)
+             str(budget[0]), str(budget[1]), relation, accountant, _now(),
+             None if content is None else content.digest,
+             None if content is None else content.rows,
+             None if content is None else json.dumps(content.columns, ensure_ascii=False),
+             None if content is None else content.sketch_text(), budget_of))
+        new_id = int(cur.lastrowid)
+        _chain.record_dataset(conn, new_id)
+        return new_id
 
     _RELEASE_COLS = ("r.id, r.uid, r.dataset_id, d.fingerprint, r.status, r.created_at, "
                      "r.finished_at, r.query, r.column_name, r.mechanism, r.trust_model, "
@@ -618,9 +749,10 @@ class Project:
                      "r.result_json, r.out_dir, r.note")
 
     def _releases(self, where: str = "", args: tuple = ()) -> list[ReleaseRecord]:
+        found = self.audit()
         with self._db() as conn:
             rows = conn.execute(
-                f"SELECT {self._RELEASE_COLS} FROM releases r JOIN datasets d ON d.id = "
+                f"SELECT {self._RELEASE_COLS} FROM releases r LEFT JOIN datasets d ON d.id = "
                 f"r.dataset_id {where} ORDER BY r.id", args).fetchall()
             files: dict[int, list[tuple]] = {}
             for f in conn.execute("SELECT release_id, name, role, sha256, bytes FROM "
@@ -631,12 +763,15 @@ class Project:
             out_dir = Path(r[17])
             recs = tuple(FileRecord(n, role, sha, size, out_dir / n)
                          for n, role, sha, size in files.get(r[0], []))
+            # What is charged (pessimistic when the row was edited), never a raw edited text.
+            eps, delta = found.release_charge.get(r[0]) or (
+                _chain.amount(r[11]) or Decimal(0), _chain.amount(r[12]) or Decimal(0))
             out.append(ReleaseRecord(
-                id=r[0], uid=r[1], dataset_id=r[2], dataset_fingerprint=r[3], status=r[4],
+                id=r[0], uid=r[1], dataset_id=r[2], dataset_fingerprint=r[3] or "", status=r[4],
                 created_at=r[5], finished_at=r[6], query=r[7], column=r[8], mechanism=r[9],
-                trust_model=r[10], epsilon=Decimal(r[11]), delta=Decimal(r[12]),
-                accountant=r[13], spec=json.loads(r[14]), noise=json.loads(r[15]),
-                result=None if r[16] is None or r[4] != "done" else json.loads(r[16]),
+                trust_model=r[10], epsilon=eps, delta=delta,
+                accountant=r[13], spec=_json_or(r[14], {}), noise=_json_or(r[15], {}),
+                result=None if r[16] is None or r[4] != "done" else _json_or(r[16], None),
                 out_dir=out_dir, files=recs if r[4] != "aborted" else (), note=r[18]))
         return out
 
@@ -652,20 +787,34 @@ class Project:
             raise ProjectError(f"no release #{release_id} in {self.path.name}")
         return found[0]
 
+    def _group(self, conn: sqlite3.Connection, dataset_id: int) -> tuple[int, set[int]]:
+        """The dataset whose budget ``dataset_id`` spends, and every dataset spending it."""
+        row = conn.execute("SELECT budget_of FROM datasets WHERE id = ?", (dataset_id,)
+                           ).fetchone()
+        root = row[0] if row is not None and row[0] is not None else dataset_id
+        members = {root} | {r[0] for r in conn.execute(
+            "SELECT id FROM datasets WHERE budget_of = ?", (root,)).fetchall()}
+        return root, members
+
     def _charges(self, conn: sqlite3.Connection, dataset_id: int
                  ) -> list[tuple[Decimal, Decimal]]:
-        rows = conn.execute("SELECT epsilon, delta FROM releases WHERE dataset_id = ?",
-                            (dataset_id,)).fetchall()
-        return [(Decimal(e), Decimal(d)) for e, d in rows]
+        """Every charge against ``dataset_id``'s budget (shared with its versions), the
+        pessimistic amounts when the ledger was edited (see :mod:`._chain`)."""
+        _, members = self._group(conn, dataset_id)
+        return self._audit_locked(conn).charges(members)
 
     def budget(self, dataset: DatasetRecord | str | int) -> BudgetState:
-        """Total, spent and remaining budget of a dataset (aborted releases count)."""
+        """Total, spent and remaining budget of a dataset (aborted releases count; a
+        version sharing another dataset's budget shows that budget)."""
         rec = self.dataset(dataset)
         with self._db() as conn:
+            root, _ = self._group(conn, rec.id)
             charges = self._charges(conn, rec.id)
+            total = self._audit_locked(conn).budgets.get(root)
+        if total is None:
+            total = (rec.budget_epsilon, rec.budget_delta)
         spent = get_accountant(rec.accountant).spent(charges)
-        return BudgetState(rec.budget_epsilon, rec.budget_delta, spent[0], spent[1],
-                           rec.accountant)
+        return BudgetState(total[0], total[1], spent[0], spent[1], rec.accountant)
 
     def remaining(self, dataset: DatasetRecord | str | int) -> tuple[Decimal, Decimal]:
         """Exact (ε, δ) left for a dataset."""
@@ -684,22 +833,77 @@ class Project:
     def to_dict(self) -> dict[str, Any]:
         """The whole ledger as JSON-ready data (what ``dpstudio ledger --json`` prints)."""
         d = self.defaults()
+        problems = self.integrity()
         out: dict[str, Any] = {
             "project": str(self.path), "schema_version": self.schema_version,
             "engine_version": __version__,
             "defaults": {"epsilon": None if d["epsilon"] is None else float(d["epsilon"]),
                          "delta": None if d["delta"] is None else float(d["delta"]),
                          "relation": d["relation"], "accountant": d["accountant"]},
+            "integrity": {"ok": not problems, "problems": problems},
             "datasets": [],
         }
         for rec in self.datasets():
             entry = {"id": rec.id, "fingerprint": rec.fingerprint, "path": rec.path,
                      "name": rec.name, "relation": rec.relation, "accountant": rec.accountant,
-                     "registered_at": rec.registered_at}
+                     "registered_at": rec.registered_at, "content_hash": rec.content_hash,
+                     "rows": rec.rows, "budget_of": rec.budget_of}
             entry |= self.budget(rec).to_dict()
             entry["releases"] = [r.to_dict() for r in self.ledger(rec)]
             out["datasets"].append(entry)
         return out
+
+    # ------------------------------------------------------------------------- integrity
+
+    def _audit_locked(self, conn: sqlite3.Connection) -> _chain.Audit:
+        """The audit of the ledger as it is now (cached until the file changes)."""
+        key = (int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes)
+        if self._audit_cache is None or self._audit_cache[0] != key:
+            try:
+                found = _chain.audit(conn)
+            except sqlite3.Error as exc:  # e.g. the chain's table dropped by hand
+                found = _chain.Audit(problems=[f"the ledger's hash chain cannot be read "
+                                               f"({exc})"])
+            self._audit_cache = (key, found)
+        return self._audit_cache[1]
+
+    def audit(self) -> _chain.Audit:
+        """Check the ledger against its hash chain and the manifests it can reach."""
+        with self._db() as conn:
+            return self._audit_locked(conn)
+
+    def integrity(self) -> list[str]:
+        """What was changed in the ledger outside DP Studio (one line each); [] when intact."""
+        return list(self.audit().problems)
+
+    def _require_intact(self) -> None:
+        problems = self.integrity()
+        if problems:
+            raise LedgerTamperedError(tamper_message(self.path, problems), problems)
+
+    def acknowledge(self, note: str = "") -> list[str]:
+        """Acknowledge changes made to the ledger outside DP Studio: keep the pessimistic
+        charges (the largest ε and δ the ledger, its chain or a manifest records; deleted
+        releases restored as aborted, still charged; a raised budget lowered back), record
+        the acknowledgement in the chain, and allow releases again. Returns what was
+        acknowledged ([] if the ledger was intact)."""
+        with self._lock.held(_BUSY_TIMEOUT):
+            with self._transaction() as conn:
+                try:
+                    found = _chain.audit(conn)
+                except sqlite3.Error:
+                    conn.execute("CREATE TABLE IF NOT EXISTS ledger_chain (seq INTEGER PRIMARY "
+                                 "KEY AUTOINCREMENT, kind TEXT NOT NULL, ref INTEGER, content "
+                                 "TEXT NOT NULL, prev TEXT NOT NULL, hash TEXT NOT NULL)")
+                    found = _chain.audit(conn)
+                if found.ok:
+                    return []
+                try:
+                    return _chain.acknowledge(conn, found, note)
+                except sqlite3.IntegrityError as exc:
+                    raise ProjectError(f"cannot acknowledge the changes to {self.path.name} "
+                                       f"automatically ({exc}); restore the file from a "
+                                       "backup") from None
 
     def integrity_check(self) -> str:
         """SQLite's own check of the file ("ok" when sound)."""
@@ -790,7 +994,7 @@ class Project:
         SpecError/ProjectError/DataError/EngineError for bad input (likewise), or
         ProjectError when writing fails after charging (files removed, budget charged).
         """
-        with self._lock.held(_BUSY_TIMEOUT):
+        with self._lock.held(_RELEASE_WAIT):
             self._recover_locked()
             pause("start")
             prep = self._prepare(spec, out_dir, create_out=True)
@@ -810,6 +1014,7 @@ class Project:
         if trust_model not in ("central", "local"):
             raise ProjectError(f"unknown trust model {trust_model!r} (central or local)")
         get_accountant(spec.accountant)
+        self._require_intact()  # an edited ledger: no release until it is acknowledged
         path = Path(_abs(spec.dataset))
         if not path.is_file():
             raise ProjectError(f"dataset {spec.dataset}: no such file")
@@ -818,11 +1023,15 @@ class Project:
             raise DatasetChangedError(
                 f"warning: {path.name} is not the dataset the spec names (SHA-256 "
                 f"{fingerprint[:12]}… is not {spec.fingerprint[:12]}…); refusing to release")
-        record = self._find(path, fingerprint)
-        data = open_dataset(path)
+        data = open_dataset(path, header=spec.header)
         if sha256_file(path) != fingerprint:
             raise DatasetChangedError(f"warning: {path.name} changed while it was being read; "
                                       "refusing to release")
+        # A dataset is its rows as parsed: the same rows re-encoded or reordered spend the
+        # same budget (the byte hash still names the exact file, in the manifest).
+        content = content_fingerprint(data.frame)
+        record, budget_of, identity_notes = self._identify(
+            path, fingerprint, content, spec.share_budget_with, spec.separate_budget)
         if not spec.query.column:
             raise ProjectError("the spec names no column")
         require_column(data.frame, spec.query.column)
@@ -841,10 +1050,13 @@ class Project:
         else:
             resolve = resolve_local_query if trust_model == "local" else resolve_query
             query, notes = resolve(spec.query, declared)
-        if record is not None:
-            budget = (record.budget_epsilon, record.budget_delta)
-            relation, accountant = record.relation, record.accountant
-            schema = record.schema
+        notes = identity_notes + notes
+        if record is not None or budget_of is not None:
+            # A version of a dataset spends (and is accounted like) the dataset it shares.
+            root = self.dataset(record.budget_root if record is not None else budget_of)
+            budget = (root.budget_epsilon, root.budget_delta)
+            relation, accountant = root.relation, root.accountant
+            schema = record.schema if record is not None else _declared_dict(data.declared)
         else:
             budget, relation, accountant = self._registration(
                 spec.budget_epsilon, spec.budget_delta, None, spec.accountant, path.name)
@@ -868,14 +1080,23 @@ class Project:
         else:
             values = read_values(data.frame, query, declared)
         acc = get_accountant(accountant)
+        # The query's ε and δ are the engine's own (a local query's are its randomizer's,
+        # see resolve_local_query); _charge checks them again against the result object.
         charge = acc.charge(query)
         with self._db() as conn:
-            charges = [] if record is None else self._charges(conn, record.id)
-        _check_budget(acc, budget, charges, charge, path.name)
+            charges = (self._charges(conn, record.id) if record is not None else
+                       self._charges(conn, budget_of) if budget_of is not None else [])
+        label = path.name
+        if record is not None and record.fingerprint != fingerprint:
+            label += f" (the same rows as registered dataset #{record.id}, {record.name})"
+        elif record is not None and record.budget_of is not None or budget_of is not None:
+            label += (f" (a version of dataset #{budget_of or record.budget_of}, sharing its "
+                      "budget)")
+        _check_budget(acc, budget, charges, charge, label)
         out, created = _output_folder(out_dir, create_out)
         return _Prepared(spec, query, notes, path, fingerprint, path.name, schema, record, budget,
                          relation, accountant, charge, values, reader_for(query, declared),
-                         out, created, trust_model, model)
+                         out, created, trust_model, model, content, budget_of)
 
     def _stem(self, release_id: int, prep: _Prepared, uid: str) -> str:
         from dpstudio.export.bundle import file_names
@@ -901,9 +1122,13 @@ class Project:
         with self._transaction() as conn:
             if prep.record is None:
                 dataset_id = self._insert_dataset(conn, prep.fingerprint, prep.path, prep.schema,
-                                                  prep.budget, prep.relation, prep.accountant)
+                                                  prep.budget, prep.relation, prep.accountant,
+                                                  prep.content, prep.budget_of)
             else:
                 dataset_id = prep.record.id
+            if not self._audit_locked(conn).ok:  # edited since _prepare checked
+                problems = self._audit_locked(conn).problems
+                raise LedgerTamperedError(tamper_message(self.path, problems), problems)
             charges = self._charges(conn, dataset_id)
             _check_budget(acc, prep.budget, charges, prep.charge, prep.name)
             spec_dict = _spec_dict(prep)
@@ -918,23 +1143,34 @@ class Project:
             history = self._history(conn, dataset_id, release_id)
             records = None
             if prep.trust_model == "local":  # each record randomized as its owner would
-                public, records = _local_release(prep)
+                public, records, result = _local_release(prep)
             elif prep.model is not None:  # a DP model: the noise is drawn here
-                public = _model_release(prep)
+                public, result = _model_release(prep)
             else:
                 result = engine_release(prep.values, prep.query, SecureSource())  # the noise
                 public = public_result(result)
+            # What is charged, written and shown is the (ε, δ) of the engine object that drew
+            # the noise, never the spec's. Nothing drawn has been seen yet: if it is more than
+            # was checked, the budget is checked again and the transaction may still roll back.
+            charge = (exact(float(result.epsilon)), exact(float(result.delta)))
+            if charge != prep.charge:
+                _check_budget(acc, prep.budget, charges, charge, prep.name)
+                conn.execute("UPDATE releases SET epsilon = ?, delta = ? WHERE id = ?",
+                             (str(charge[0]), str(charge[1]), release_id))
+                history = self._history(conn, dataset_id, release_id)
+            _chain.record_release(conn, release_id)
             public["notes"] = prep.notes + list(public.get("notes", []))
             stem = self._stem(release_id, prep, uid)
             files = render_bundle(BundleInput(
                 release_id=release_id, uid=uid, created_at=created_at, stem=stem,
                 dataset_name=prep.name, dataset_path=str(prep.path),
                 fingerprint=prep.fingerprint, schema=prep.schema, spec=prep.query,
-                public=public, epsilon=prep.charge[0], delta=prep.charge[1],
+                public=public, epsilon=charge[0], delta=charge[1],
                 accountant=prep.accountant, budget_epsilon=prep.budget[0],
                 budget_delta=prep.budget[1], formats=prep.spec.formats,
                 report=prep.spec.report, script=prep.spec.script, reader=prep.reader,
-                history=history, trust_model=prep.trust_model, records=records))
+                history=history, trust_model=prep.trust_model, records=records,
+                header=prep.spec.header))
             conn.executemany(
                 "INSERT INTO release_files (release_id, name, role, sha256, bytes) VALUES "
                 "(?, ?, ?, ?, ?)",
@@ -961,11 +1197,14 @@ class Project:
 
     def _history(self, conn: sqlite3.Connection, dataset_id: int, this_id: int
                  ) -> list[dict[str, Any]]:
+        _, members = self._group(conn, dataset_id)
+        marks = ", ".join("?" * len(members))
         rows = conn.execute("SELECT id, created_at, query, column_name, mechanism, epsilon, "
-                            "delta, status FROM releases WHERE dataset_id = ? ORDER BY id",
-                            (dataset_id,)).fetchall()
+                            f"delta, status FROM releases WHERE dataset_id IN ({marks}) ORDER "
+                            "BY id", tuple(sorted(members))).fetchall()
         return [{"id": r[0], "time": r[1], "query": r[2], "column": r[3], "mechanism": r[4],
-                 "epsilon": float(Decimal(r[5])), "delta": float(Decimal(r[6])),
+                 "epsilon": float(_chain.amount(r[5]) or 0), "delta": float(
+                     _chain.amount(r[6]) or 0),
                  "status": "this release" if r[0] == this_id else r[7]} for r in rows]
 
     def _write(self, release_id: int, uid: str, files: list, out: Path) -> ReleaseRecord:
@@ -1013,6 +1252,23 @@ def _abs(path: str | os.PathLike[str]) -> str:
 def _declared_dict(declared: Schema | None) -> dict[str, Any]:
     """The declared (public) schema as recorded and exported; empty if none is declared."""
     return (declared if declared is not None else Schema()).to_dict()
+
+
+def _json_or(text: Any, default: Any) -> Any:
+    """A stored JSON column, or ``default`` when it is missing or was edited into garbage."""
+    try:
+        return default if text is None else json.loads(text)
+    except (TypeError, ValueError):
+        return default
+
+
+def tamper_message(path: Path, problems: list[str]) -> str:
+    """One line: what was changed in the ledger, and how to release again."""
+    shown = "; ".join(problems[:6]) + (f"; and {len(problems) - 6} more" if len(problems) > 6
+                                        else "")
+    return (f"the ledger of {path.name} was changed outside DP Studio: {shown} — new releases "
+            "are refused until the change is acknowledged (dpstudio ledger "
+            f"{path.name} --acknowledge keeps the pessimistic charges)")
 
 
 def _matches(f: FileRecord) -> bool:
@@ -1072,7 +1328,8 @@ def _output_folder(out_dir: str | os.PathLike[str], create: bool) -> tuple[Path,
 
 def _local_release(prep: _Prepared) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run the local protocol on the column (fresh randomness from the OS CSPRNG): the
-    public estimate and the columns the untrusted collector received."""
+    public estimate, the columns the untrusted collector received, and the engine's result
+    (whose ε and δ are charged)."""
     from dpstudio.engine.local import run_local
     from dpstudio.export.tables import local_public
 
@@ -1082,10 +1339,10 @@ def _local_release(prep: _Prepared) -> tuple[dict[str, Any], dict[str, Any]]:
                        confidence=q.confidence)
     if result.simulated:  # pragma: no cover - SecureSource is never simulated
         raise ProjectError("a local release needs the OS CSPRNG")
-    return local_public(result, q.column, q.relation), result.records()
+    return local_public(result, q.column, q.relation), result.records(), result
 
 
-def _model_release(prep: _Prepared) -> dict[str, Any]:
+def _model_release(prep: _Prepared) -> tuple[dict[str, Any], Any]:
     """Fit and release the model (fresh noise from the OS CSPRNG): its public fields."""
     from dpstudio.engine.learning import release_logistic
     from dpstudio.export.tables import model_public
@@ -1097,14 +1354,16 @@ def _model_release(prep: _Prepared) -> dict[str, Any]:
                               params["lambda"], source)
     if result.simulated:  # pragma: no cover - release_logistic requires a SecureSource
         raise ProjectError("a model release needs the OS CSPRNG")
-    return model_public(result, m.label, q.relation, source.label)
+    return model_public(result, m.label, q.relation, source.label), result
 
 
 def _spec_dict(prep: _Prepared) -> dict[str, Any]:
     """The full resolved spec as recorded in the ledger."""
     q = prep.query
     out = {
-        "dataset": str(prep.path), "fingerprint": prep.fingerprint, "column": q.column,
+        "dataset": str(prep.path), "fingerprint": prep.fingerprint,
+        "content_hash": None if prep.content is None else prep.content.digest,
+        "column": q.column,
         "query": q.query, "bounds": None if q.bounds is None else [float(b) for b in q.bounds],
         "categories": None if q.categories is None else list(q.categories), "bins": q.bins,
         "quantile": q.quantile, "mechanism": q.mechanism, "params": dict(q.params),
@@ -1112,6 +1371,8 @@ def _spec_dict(prep: _Prepared) -> dict[str, Any]:
         "confidence": float(q.confidence), "accountant": prep.accountant,
         "formats": list(prep.spec.formats), "report": prep.spec.report,
         "script": prep.spec.script, "name": prep.spec.name, "trust_model": prep.trust_model,
+        "header": prep.spec.header, "missing": q.missing,
+        "impute": q.impute_value() if q.missing == "impute" else None,
     }
     if prep.model is not None:
         out["features"] = list(prep.model.features)

@@ -12,6 +12,8 @@ Example (every key but ``schema_version``, ``dataset``, ``column``, ``query``,
     epsilon = 0.5
     delta = 0.0
     relation = "add-remove"         # must match the dataset's registered relation
+    # missing = "impute"            # sum/mean/variance: "drop" (default) or "impute" the
+    # impute = 50.0                 # declared constant (default: the bounds' midpoint)
     confidence = 0.95
     formats = ["csv", "json"]       # also "parquet", "xlsx"
     report = true                   # HTML + PDF stakeholder report
@@ -23,6 +25,10 @@ Example (every key but ``schema_version``, ``dataset``, ``column``, ``query``,
     #                               # its owner's side (histogram or mean, with rr, krr,
     #                               # sue, oue, olh, hadamard, cms, local_laplace,
     #                               # local_gaussian or duchi), relation "replace"
+    # share_budget_with = 1         # this file is a version of registered dataset #1 (same
+    #                               # people): spend that dataset's budget
+    # separate_budget = true        # this file looks like a version of a registered dataset
+    #                               # but holds other people: give it a budget of its own
     # features = ["a", "b"]         # query = "logistic_regression" (mechanism
     #                               # "dp_erm_logistic"): column is the label, features
     #                               # numeric columns with declared bounds; relation "replace"
@@ -30,13 +36,20 @@ Example (every key but ``schema_version``, ``dataset``, ``column``, ``query``,
     [params]                        # further mechanism parameters
     # calibration = "analytic"
     # lambda = 0.01                 # dp_erm_logistic: regularization strength λ
+    # p = 0.75                      # rr: probability of a truthful answer; the release is
+    #                               # then ln(p/(1−p))-DP: epsilon may be left out, and an
+    #                               # epsilon that disagrees is refused
 
     [budget]                        # the dataset's total budget, if this release registers it
     epsilon = 3.0
     delta = 1e-5
 
 Bounds and categories left out are taken from the dataset's sidecar schema
-(``DATA.schema.json``) when it declares them — never from the data.
+(``DATA.schema.json``) when it declares them — never from the data. A dataset is
+identified by its rows as parsed: the same rows re-encoded or reordered spend the same
+budget; a file that looks like a version of a registered dataset is refused until the
+spec (or ``dpstudio release --share-budget-with ID`` / ``--separate-budget``) says whose
+budget it spends.
 :func:`save_spec` writes this format (for the GUI's "Save release spec…").
 """
 
@@ -59,7 +72,10 @@ DEFAULT_FORMATS = ("csv", "json")
 
 _TOP = ("schema_version", "dataset", "fingerprint", "column", "query", "bounds", "categories",
         "bins", "quantile", "mechanism", "epsilon", "delta", "relation", "confidence",
-        "accountant", "formats", "report", "script", "name", "trust_model", "features")
+        "accountant", "formats", "report", "script", "name", "trust_model", "features",
+        "missing", "impute", "header")
+#: Whose budget a new file spends (see :meth:`Project._identify <dpstudio.project.Project>`).
+_TOP += ("share_budget_with", "separate_budget")
 _TABLES = ("params", "budget")
 _REQUIRED = ("dataset", "column", "query", "mechanism", "epsilon")
 #: Trust models a release spec may name; only central and local can be released so far.
@@ -92,6 +108,12 @@ class ReleaseSpec:
     trust_model: str = "central"
     #: Model releases (``query = "logistic_regression"``): the feature columns, in order.
     features: tuple[str, ...] | None = None
+    #: A new file that is a version of registered dataset #N spends N's budget.
+    share_budget_with: int | None = None
+    #: A new file that looks like a version of a registered dataset has its own budget.
+    separate_budget: bool = False
+    #: ``header = false``: the dataset's first line is data (columns named "1", "2", …).
+    header: bool = True
 
 
 def _where(source: str) -> str:
@@ -174,8 +196,11 @@ def parse_spec(data: dict[str, Any], source: str = "", base: Path | None = None)
     if unknown:
         raise SpecError(f"{where}unknown key {unknown[0]!r} (known: {', '.join(_TOP)}, "
                         "[params], [budget])")
+    params = data.get("params", {})
+    if not isinstance(params, dict):
+        raise SpecError(f"{where}[params] must be a table")
     for key in _REQUIRED:
-        if key not in data:
+        if key not in data and not (key == "epsilon" and _implied_epsilon(data, params, where)):
             raise SpecError(f"{where}missing required key {key!r}")
     dataset = _string(data, "dataset", where)
     if base is not None and not os.path.isabs(dataset):
@@ -191,9 +216,6 @@ def parse_spec(data: dict[str, Any], source: str = "", base: Path | None = None)
         if not isinstance(categories, list) or not all(isinstance(c, str) for c in categories):
             raise SpecError(f"{where}categories must be a list of strings")
         categories = tuple(categories)
-    params = data.get("params", {})
-    if not isinstance(params, dict):
-        raise SpecError(f"{where}[params] must be a table")
     budget = data.get("budget", {})
     if not isinstance(budget, dict):
         raise SpecError(f"{where}[budget] must be a table")
@@ -231,17 +253,29 @@ def parse_spec(data: dict[str, Any], source: str = "", base: Path | None = None)
     query = QuerySpec(
         query=_string(data, "query", where),
         mechanism=_string(data, "mechanism", where),
-        epsilon=float(_number(data, "epsilon", where)),
+        epsilon=float(_number(data, "epsilon", where,
+                              _implied_epsilon(data, params, where))),
         delta=float(_number(data, "delta", where, 0.0)),
         bounds=bounds,
         categories=categories,
         bins=_number(data, "bins", where, integer=True),
         quantile=_number(data, "quantile", where),
         relation=_string(data, "relation", where, default_relation),
+        # missing = "drop" | "impute"; impute = VALUE implies "impute" (checked by QuerySpec)
+        missing=_string(data, "missing", where,
+                        "impute" if "impute" in data else "drop"),
+        impute=_number(data, "impute", where),
         confidence=float(_number(data, "confidence", where, 0.95)),
         params=dict(params),
         column=_string(data, "column", where),
     )
+    share = _number(data, "share_budget_with", where, integer=True)
+    if share is not None and share < 1:
+        raise SpecError(f"{where}share_budget_with must be a dataset id (1, 2, …), got {share!r}")
+    separate = _bool(data, "separate_budget", where, False)
+    if separate and share is not None:
+        raise SpecError(f"{where}share_budget_with and separate_budget = true contradict each "
+                        "other: choose one")
     b_eps = _number(budget, "epsilon", f"{where}[budget] ")
     b_delta = _number(budget, "delta", f"{where}[budget] ")
     return ReleaseSpec(
@@ -251,8 +285,24 @@ def parse_spec(data: dict[str, Any], source: str = "", base: Path | None = None)
         budget_delta=None if b_delta is None else float(b_delta),
         fingerprint=fingerprint, accountant=_string(data, "accountant", where, "basic"),
         name=_string(data, "name", where), source=source, trust_model=trust_model,
-        features=features,
+        features=features, share_budget_with=share, separate_budget=separate,
+        header=_bool(data, "header", where, True),
     )
+
+
+def _implied_epsilon(data: dict, params: dict, where: str) -> float | None:
+    """The ε a randomized response spec's ``p`` implies (ln(p/(1−p)), from the engine's
+    randomizer); None when the spec sets no ``p``."""
+    p = params.get("p")
+    if data.get("mechanism") != "rr" or p is None or isinstance(p, bool) or p == 0:
+        return None
+    from dpstudio.engine.errors import EngineError
+    from dpstudio.engine.local.frequency import RandomizedResponse
+
+    try:
+        return float(RandomizedResponse(1.0, p).epsilon)
+    except EngineError as exc:
+        raise SpecError(f"{where}[params] {exc}") from None
 
 
 def load_spec(path: str | os.PathLike[str]) -> ReleaseSpec:
@@ -333,8 +383,12 @@ def spec_text(spec: ReleaseSpec) -> str:
         ("categories", q.categories), ("bins", q.bins), ("quantile", q.quantile),
         ("mechanism", q.mechanism), ("epsilon", float(q.epsilon)), ("delta", float(q.delta)),
         ("relation", q.relation), ("confidence", float(q.confidence)),
+        ("missing", None if q.missing == "drop" else q.missing), ("impute", q.impute),
         ("accountant", spec.accountant), ("formats", list(spec.formats)),
         ("report", spec.report), ("script", spec.script), ("name", spec.name),
+        ("share_budget_with", spec.share_budget_with),
+        ("separate_budget", True if spec.separate_budget else None),
+        ("header", None if spec.header else False),
     ]
     for key, value in fields:
         if value is not None:

@@ -7,6 +7,7 @@ ledger charges what the mechanism actually spends.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -115,8 +116,33 @@ def resolve_local_query(spec: QuerySpec, declared: Schema | None
     if info.needs_delta and not delta > 0:
         raise ParameterError(f"{info.label} needs δ > 0 (e.g. delta = 1e-6)")
     out = replace(spec, bounds=bounds, categories=categories, delta=delta, quantile=None)
-    info.resolve(out.mechanism_params())
-    return out, notes
+    resolved = info.resolve(out.mechanism_params())
+    eps, dlt = randomizer_privacy(info, resolved, out)
+    if not math.isclose(eps, out.epsilon, rel_tol=EPSILON_AGREEMENT, abs_tol=0.0):
+        given = ", ".join(f"{k} = {v:g}" for k, v in sorted(out.params.items())
+                          if isinstance(v, int | float) and not isinstance(v, bool))
+        raise QueryError(f"epsilon = {out.epsilon:g} disagrees with {given}: that "
+                         f"{info.label.lower()} is {eps:.12g}-local DP; set epsilon = "
+                         f"{eps:.12g} (or leave it out) or change the parameters")
+    # ε and δ charged, written and shown are the randomizer's own, not the spec's.
+    return replace(out, epsilon=eps, delta=dlt), notes
+
+
+#: How far a spec's ε may be from its randomizer's own (e.g. ln 3 written as 1.098612).
+EPSILON_AGREEMENT = 1e-6
+
+
+def randomizer_privacy(info, resolved: dict, spec: QuerySpec) -> tuple[float, float]:
+    """(ε, δ) of the randomizer the engine builds for ``spec`` (nothing is drawn).
+
+    Randomized response with a chosen ``p`` is ln(p/(1−p))-DP whatever ε says; the
+    object's own ``epsilon`` is the claim that holds.
+    """
+    # Before categories are resolved, k = 2: these randomizers' ε does not depend on k.
+    k = len(spec.categories) if spec.categories is not None else 2
+    context = {"bounds": spec.bounds} if spec.query == "mean" else {"k": k}
+    oracle = info.build(**resolved, **context)
+    return float(oracle.epsilon), float(getattr(oracle, "delta", 0.0) or 0.0)
 
 
 def reader_for(spec: QuerySpec, declared: Schema | None) -> str:

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QPushButton,
     QScrollArea,
     QSlider,
@@ -29,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from dpstudio.engine.queries import sum_sensitivity
 from dpstudio.ui.budget_panel import BudgetPanel
 from dpstudio.ui.param_form import LogSliderSpin, ParamForm, ScientificSpinBox
 from dpstudio.ui.session import (
@@ -42,10 +44,12 @@ from dpstudio.ui.session import (
     Session,
 )
 from dpstudio.ui.style import MUTED
+from dpstudio.ui.table_model import NAME_CHARS, elide_name, name_tooltip
 
 __all__ = ["AnalysisPanel"]
 
 CONFIDENCES = (0.8, 0.9, 0.95, 0.99)
+COLUMN_TIP = "The column to release a statistic about"
 STRUCTURE = {"dataset", "column", "schema", "trust_model", "query", "query_params",
              "mechanism", "refresh"}
 
@@ -147,7 +151,13 @@ class AnalysisPanel(QScrollArea):
         form = QFormLayout(box)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.column_combo = QComboBox(box)
-        self.column_combo.setToolTip("The column to release a statistic about")
+        self._combo_columns: list[tuple[str, str]] | None = None
+        # Sized by a fixed number of characters, not by its longest item: measuring every
+        # item of a 5,000-column file (or a 100,000-character name) is slow and useless.
+        self.column_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.column_combo.setMinimumContentsLength(16)
+        self.column_combo.setToolTip(COLUMN_TIP)
         self.column_combo.activated.connect(
             lambda i: self.session.set_column(self.column_combo.itemData(i)))
         form.addRow("Column", self.column_combo)
@@ -163,7 +173,36 @@ class AnalysisPanel(QScrollArea):
         self.query_form = ParamForm(box)
         self.query_form.value_changed.connect(self.session.set_query_param)
         form.addRow(self.query_form)
+        self._missing_rows(box, form)
         return box
+
+    def _missing_rows(self, box: QWidget, form: QFormLayout) -> None:
+        """"Missing values: drop (default) / impute with [value]" (central sum, mean,
+        variance); the line below states the consequence, or why the value is refused."""
+        self.missing_row = QWidget(box)
+        row = QHBoxLayout(self.missing_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.missing_combo = QComboBox(self.missing_row)
+        self.missing_combo.addItem("drop (default)", "drop")
+        self.missing_combo.addItem("impute with", "impute")
+        self.missing_combo.activated.connect(
+            lambda i: self.session.set_missing(self.missing_combo.itemData(i)))
+        self.impute_edit = QLineEdit(self.missing_row)
+        self.impute_edit.setAccessibleName("Imputed value")
+        # Committed on Enter or when focus leaves: typing "5" on the way to "50" must not
+        # flash an error or start a computation.
+        self.impute_edit.editingFinished.connect(
+            lambda: self.session.set_impute(self.impute_edit.text()))
+        row.addWidget(self.missing_combo)
+        row.addWidget(self.impute_edit, 1)
+        self.missing_label = QLabel("Missing values", box)
+        for w in (self.missing_label, self.missing_combo, self.impute_edit):
+            w.setToolTip(GLOSSARY["missing"])
+        self.missing_label.setBuddy(self.missing_combo)
+        form.addRow(self.missing_label, self.missing_row)
+        self.missing_hint = _muted("", box)
+        self.missing_hint.setTextFormat(Qt.TextFormat.RichText)
+        form.addRow(self.missing_hint)
 
     def _mechanism_box(self, parent: QWidget) -> QGroupBox:
         box = QGroupBox("Mechanism", parent)
@@ -267,7 +306,7 @@ class AnalysisPanel(QScrollArea):
             return
         widgets = [self.column_combo, self.query_combo, self.mechanism_combo, self.delta,
                    self.relation_combo, self.confidence_combo, self.k_slider, self.k_spin,
-                   self.metric_combo, self.hide_true]
+                   self.metric_combo, self.hide_true, self.missing_combo]
         for w in widgets:
             w.blockSignals(True)
         try:
@@ -289,6 +328,7 @@ class AnalysisPanel(QScrollArea):
             self.k_spin.setValue(s.compositions)
             self.hide_true.setChecked(s.hide_true)
             self._refresh_metrics()
+            self._refresh_missing()
             problem = s.problem()
             self.problem_label.setText(problem or "")
             self.problem_label.setVisible(bool(problem) and s.dataset is not None)
@@ -318,10 +358,12 @@ class AnalysisPanel(QScrollArea):
             button.setToolTip(tip)
         self.trust_text.setText(TRUST_MODELS[s.trust_model]["explanation"])
 
-        self.column_combo.clear()
-        for spec in s.analysable_columns():
-            self.column_combo.addItem(f"{spec.name}  ({spec.type.label})", spec.name)
+        self._fill_columns([(spec.name, spec.type.label) for spec in s.analysable_columns()])
         self.column_combo.setCurrentIndex(max(self.column_combo.findData(s.column), 0))
+        tip = COLUMN_TIP
+        if s.column is not None and len(s.column) > NAME_CHARS:  # shown elided
+            tip += f":\n{name_tooltip(s.column)}"
+        self.column_combo.setToolTip(tip)
         self.domain_label.setText(self._domain_text())
 
         self.query_combo.clear()
@@ -351,6 +393,21 @@ class AnalysisPanel(QScrollArea):
         params = [p for p in info.params if p.name not in ("epsilon", "delta")] if info else []
         self.param_form.set_params(params, s.params)
 
+    def _fill_columns(self, columns: list[tuple[str, str]]) -> None:
+        """The column combo's items: elided names (full name in the tooltip). Refilled only
+        when the columns or their types change: every structural change of the session
+        (query, mechanism, an edit of any bound) comes here, and a 5,000-column file would
+        rebuild 5,000 items each time."""
+        if columns == self._combo_columns:
+            return
+        self._combo_columns = columns
+        combo = self.column_combo
+        combo.clear()
+        for i, (name, label) in enumerate(columns):
+            combo.addItem(f"{elide_name(name)}  ({label})", name)
+            if len(name) > NAME_CHARS:
+                combo.setItemData(i, name_tooltip(name), Qt.ItemDataRole.ToolTipRole)
+
     def _domain_text(self) -> str:
         s = self.session
         spec = s.spec
@@ -363,7 +420,55 @@ class AnalysisPanel(QScrollArea):
         if spec.categories:
             cats = ", ".join(spec.categories[:6]) + (" …" if len(spec.categories) > 6 else "")
             return f"{cats} · {where}"
+        if s.column_kind == "text":  # nothing to declare: the words are discovered
+            return f"free text: frequent words found without a dictionary · {where}"
         return f"<span style='color:#b45309'>nothing declared</span> · {where}"
+
+    def _refresh_missing(self) -> None:
+        """The missing-value row: shown for central sums, means and variances only."""
+        s = self.session
+        form = self.missing_row.parentWidget().layout()
+        applies = s.missing_applies
+        form.setRowVisible(self.missing_row, applies)
+        form.setRowVisible(self.missing_hint, applies)
+        if not applies:
+            return
+        self.missing_combo.setCurrentIndex(max(self.missing_combo.findData(s.missing), 0))
+        impute = s.missing == "impute"
+        self.impute_edit.setEnabled(impute)
+        if not self.impute_edit.hasFocus():
+            self.impute_edit.setText(s.impute_text)
+        bounds = s.spec.bounds if s.spec is not None else None
+        if bounds is not None:
+            # Empty: the engine imputes the bounds' middle.
+            self.impute_edit.setPlaceholderText(f"{bounds[0] / 2 + bounds[1] / 2:g}")
+        problem = s.missing_problem()
+        if problem:
+            self.missing_hint.setText(f"<span style='color:#b42318'>{problem[0].upper()}"
+                                      f"{problem[1:]}.</span>")
+        else:
+            self.missing_hint.setText(self._missing_consequence())
+
+    def _missing_consequence(self) -> str:
+        """One line: what the chosen treatment means under the chosen relation."""
+        s = self.session
+        bounds = s.spec.bounds if s.spec is not None else None
+        if bounds is None:
+            return ""
+        lo, hi = bounds
+        sens = sum_sensitivity(lo, hi, s.relation, s.missing)
+        if s.missing == "drop":
+            if s.relation == "replace":
+                return (f"Dropped: a value may appear where one was missing, so the sum's "
+                        f"sensitivity is max(hi − lo, |lo|, |hi|) = {sens:g}.")
+            return f"Dropped: n stays private (a noisy count); the sum's sensitivity {sens:g}."
+        if s.relation == "replace":
+            return (f"Imputed: every row counts, n is public; the sum's sensitivity "
+                    f"hi − lo = {sens:g}"
+                    + ("; the mean spends the whole budget on the sum." if s.query == "mean"
+                       else "."))
+        return (f"Imputed: every row counts; n stays private (a noisy count); the sum's "
+                f"sensitivity {sens:g}.")
 
     def _refresh_delta(self) -> None:
         s = self.session

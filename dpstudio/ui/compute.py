@@ -11,6 +11,9 @@ directly. Three jobs:
   trade-off curve, the (ε, δ) bound, the tightest Gaussian-DP curve below it, the curve
   after k releases, and a simulated likelihood-ratio attack with Clopper–Pearson boxes.
 * :func:`preview` — one *simulated* release at the current settings beside the true value.
+  A local-model preview goes through the engine's own release path
+  (:func:`~dpstudio.engine.local.run_local` on every row of the column), so its ``n``
+  and the value it estimates are those of a real release.
 
 Everything random here is a simulation: it draws from a seeded
 :class:`~dpstudio.engine.rng.SimulationSource` and is labelled so. Trust models other
@@ -37,7 +40,13 @@ from dpstudio.engine.attack import empirical_tradeoff, simulate_attack
 from dpstudio.engine.calibration import discrete_gaussian_sigma
 from dpstudio.engine.errors import EngineError, QueryError
 from dpstudio.engine.jobs import State, check
-from dpstudio.engine.queries import QuerySpec, histogram_bins, run_query
+from dpstudio.engine.queries import (
+    QuerySpec,
+    histogram_bins,
+    noisy_statistics,
+    run_query,
+    sum_sensitivity,
+)
 from dpstudio.engine.registry import REGISTRY, MechanismInfo
 from dpstudio.engine.rng import SimulationSource
 from dpstudio.engine.tradeoff import (
@@ -89,6 +98,8 @@ QUERIES_BY_TYPE = {
     "numeric": ("mean", "sum", "count", "variance", "median", "quantile", "histogram"),
     "categorical": ("histogram", "count"),
     "boolean": ("histogram", "count"),
+    # Free text: only the local model's dictionary-free discovery of frequent words.
+    "text": ("heavy_hitters",),
 }
 
 #: Default Monte-Carlo replications per ε (central model; randomizers adapt to n).
@@ -106,9 +117,11 @@ _LATTICE_BUDGET = 2_000
 class Settings:
     """A plain, hashable snapshot of the analyst's choices (what a job needs).
 
-    ``column_type`` is the declared type (numeric, categorical, boolean); ``value_types``
+    ``column_type`` is the declared type (numeric, categorical, boolean, text); ``value_types``
     the registry value types the column's values fit (e.g. ``("integer", "numeric")``).
     ``params`` are the mechanism's parameters other than ε and δ, as sorted pairs.
+    ``missing``/``impute``: how a central sum, mean or variance treats missing values
+    (the engine's :class:`QuerySpec` fields; ignored by other queries).
     """
 
     column: str
@@ -128,6 +141,8 @@ class Settings:
     confidence: float = 0.95
     metric: str = "rmse"
     compositions: int = 10
+    missing: str = "drop"
+    impute: float | None = None
 
     @property
     def info(self) -> MechanismInfo:
@@ -161,6 +176,8 @@ class Settings:
             quantile=float(self.quantile) if self.query == "quantile" else None,
             relation=self.relation, confidence=float(self.confidence), params=given,
             column=self.column,
+            missing=self.missing if self.query in ("sum", "mean", "variance") else "drop",
+            impute=self.impute if self.query in ("sum", "mean", "variance") else None,
         )
 
     def utility_key(self) -> tuple:
@@ -172,7 +189,7 @@ class Settings:
                 self.mechanism, self.params, self.bounds, self.categories,
                 self.bins if self.query == "histogram" else None,
                 self.quantile if self.query == "quantile" else None, self.relation,
-                self.metric, self.effective_delta)
+                self.metric, self.effective_delta, self.missing, self.impute)
 
 
 def registry_value_types(column_type: str, values: np.ndarray | None = None) -> tuple[str, ...]:
@@ -201,6 +218,8 @@ def mechanisms_for(trust_model: str, value_types: tuple[str, ...], query: str,
             seen.setdefault(info.name, info)
     order = REGISTRY.names()
     out = sorted(seen.values(), key=lambda i: order.index(i.name))
+    if query == "heavy_hitters":  # the entries made for it first (sfp before cms)
+        out.sort(key=lambda i: i.queries != ("heavy_hitters",))
     if cells is not None and query == "histogram":
         out = [i for i in out if i.kind != "randomizer" or _takes_domain(i.name, int(cells))]
     return out
@@ -309,6 +328,8 @@ class Preview:
     clamped: int = 0
     notes: list[str] = field(default_factory=list)
     simulated: bool = True
+    #: Number of reports of a local release (every row sends one), else None.
+    n: int | None = None
 
 
 METRIC_LABELS = {
@@ -319,7 +340,7 @@ METRIC_LABELS = {
 
 
 def metric_label(s: Settings) -> str:
-    what = {"histogram": "counts"}.get(s.query, s.query)
+    what = {"histogram": "counts", "heavy_hitters": "word counts"}.get(s.query, s.query)
     base = METRIC_LABELS.get(s.metric, s.metric)
     return f"{base} of the {what}"
 
@@ -353,11 +374,17 @@ def resolved_params(s: Settings, epsilon: float, mechanism: str | None = None
 
 
 def build_randomizer(s: Settings, epsilon: float, mechanism: str | None = None) -> Any:
-    """Build a local randomizer entry for this column: ``k`` categories or ``bounds``."""
+    """Build a local randomizer entry for this column: ``k`` cells (the declared ones and,
+    but for binary randomized response, the "other or missing" one), ``bounds``, or the
+    sequence-fragment puzzle of a heavy-hitters query."""
     info = REGISTRY.get(mechanism or s.mechanism)
     kwargs = resolved_params(s, epsilon, info.name)
-    if s.query == "histogram" or s.column_type != "numeric":
-        kwargs["k"] = len(_labels(s))
+    if s.query == "heavy_hitters":
+        from dpstudio.engine.local.entries import sfp_from_params
+
+        return sfp_from_params(**kwargs)
+    if _cells(s):
+        kwargs["k"] = len(_local_cells(s, info.name))
     else:
         kwargs["bounds"] = s.bounds
     return info.build(**_accepted_kwargs(info.factory, kwargs))
@@ -368,30 +395,6 @@ def _labels(s: Settings) -> list[str]:
     if s.column_type in ("categorical", "boolean"):
         return [str(c) for c in (s.categories or ())]
     return histogram_bins(replace(s, query="histogram").spec())[0]
-
-
-def _codes(s: Settings, values: np.ndarray) -> np.ndarray:
-    """Values as integer codes 0..k−1 of the declared categories or bins (others dropped)."""
-    if s.column_type in ("categorical", "boolean"):
-        index = {c: i for i, c in enumerate(_labels(s))}
-        v = np.asarray(values, dtype=object)
-        present = v[_present_mask(v)]
-        if present.size == 0:
-            return np.empty(0, dtype=np.int64)
-        distinct, inv = np.unique(present.astype(str), return_inverse=True)
-        cell = np.array([index.get(d, -1) for d in distinct.tolist()], dtype=np.int64)[inv]
-        return cell[cell >= 0]
-    _, edges = histogram_bins(replace(s, query="histogram").spec())
-    x = np.asarray(values, dtype=np.float64)
-    x = x[np.isfinite(x)]
-    cells = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, len(edges) - 2)
-    return cells.astype(np.int64)
-
-
-def _present_numeric(s: Settings, values: np.ndarray) -> np.ndarray:
-    x = np.asarray(values, dtype=np.float64)
-    x = x[np.isfinite(x)]
-    return np.clip(x, *s.bounds) if s.bounds is not None else x
 
 
 def _present_mask(values: np.ndarray) -> np.ndarray:
@@ -405,19 +408,64 @@ def _present_mask(values: np.ndarray) -> np.ndarray:
 
 def _cells(s: Settings) -> bool:
     """Whether the answer is a histogram (counts per cell) rather than one number."""
-    return s.query == "histogram" or s.column_type != "numeric"
+    return s.query == "histogram" or s.column_type not in ("numeric", "text")
+
+
+def _other_cell(mechanism: str) -> bool:
+    """Whether a local histogram has the extra "other or missing" cell: every randomizer
+    but binary randomized response, whose missing users answer a fair coin's yes/no
+    (:mod:`dpstudio.engine.local.respond`)."""
+    return mechanism != "rr"
+
+
+def _local_cells(s: Settings, mechanism: str | None = None) -> list[str]:
+    """Cells of a local histogram: the declared ones, then "other or missing" (not rr)."""
+    from dpstudio.engine.local import OTHER_LABEL
+
+    extra = [OTHER_LABEL] if _other_cell(mechanism or s.mechanism) else []
+    return _labels(s) + extra
+
+
+def _local_column(s: Settings, values: np.ndarray) -> np.ndarray:
+    """The column as a local release reads it: one entry per row, missing ones included.
+
+    A numeric column's histogram sends each present value's bin label (the declared
+    bounds' bins; values outside fall in the edge bins) and None for a missing value.
+    """
+    if not (_cells(s) and s.column_type == "numeric"):
+        return np.asarray(values)
+    labels = np.asarray(_labels(s), dtype=object)
+    _, edges = histogram_bins(replace(s, query="histogram").spec())
+    x = np.asarray(values, dtype=np.float64)
+    out = np.full(x.size, None, dtype=object)
+    present = np.isfinite(x)
+    cells = np.clip(np.searchsorted(edges, x[present], side="right") - 1, 0, len(edges) - 2)
+    out[present] = labels[cells]
+    return out
 
 
 def _local_inputs(s: Settings, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(truth, per-user inputs) for a local randomizer: counts of codes, or clamped numbers.
+    """(truth, per-user inputs) of a local randomizer, one input per row as in a release.
 
-    The truth of a local mean is the mean of the clamped values, which is what the
-    randomizers estimate without bias.
+    Histograms: codes of the declared cells, the "other or missing" code for the rest
+    (binary randomized response: a fair coin's code, drawn from a fixed seed); the truth
+    is what the estimator targets (rr: the declared count plus half of the others).
+    Means: the value clamped to the bounds, the bounds' middle for a missing one; the
+    truth is the mean of those, which the randomizers estimate without bias.
     """
+    from dpstudio.engine.local.respond import histogram_inputs, mean_inputs
+
+    column = _local_column(s, values)
     if _cells(s):
-        codes = _codes(s, values)
-        return np.bincount(codes, minlength=len(_labels(s))).astype(np.float64), codes
-    x = _present_numeric(s, values)
+        labels, k = _labels(s), len(_labels(s))
+        exact = histogram_inputs(column, labels, SimulationSource(0), other=True).values
+        counts = np.bincount(exact, minlength=k + 1).astype(np.float64)
+        if _other_cell(s.mechanism):
+            return counts, exact
+        coins = histogram_inputs(column, labels, SimulationSource(0), other=False).values
+        return counts[:k] + counts[k] / 2.0, coins
+    lo, hi = s.bounds
+    x = np.clip(mean_inputs(column, lo, hi).values, lo, hi)
     return np.atleast_1d(float(x.mean()) if x.size else 0.0), x
 
 
@@ -474,7 +522,7 @@ def _sum_args(s: Settings, epsilon: float) -> tuple[float, float, dict[str, Any]
 def _sum_plan(s: Settings, values: np.ndarray, epsilon: float) -> Any:
     """The protocol's plan for this column: data-free stderr and the guarantee it meets."""
     eps, dlt, params = _sum_args(s, epsilon)
-    n = int(np.count_nonzero(_present_mask(values)))
+    n = int(np.size(values))  # every row is a client (missing values sent as the middle)
     return _planned(s.trust_model, s.mechanism, n, s.bounds, float(eps), float(dlt), s.query,
                     tuple(sorted(params.items())))
 
@@ -487,9 +535,21 @@ def _planned(trust_model: str, mechanism: str, n: int, bounds: tuple[float, floa
                                          **dict(params))
 
 
+def _protocol_values(s: Settings, values: np.ndarray) -> np.ndarray:
+    """The column as a shuffle or secure-aggregation protocol sends it: one message per
+    row, missing values as the middle of the bounds, clamped (the engine's encoding)."""
+    from dpstudio.engine.distributed.encoding import unit_values
+
+    u, lo, hi, _ = unit_values(values, s.bounds)
+    return lo + u * (hi - lo)
+
+
 def _truth(s: Settings, values: np.ndarray) -> np.ndarray:
     if s.trust_model == "local":
         return _local_inputs(s, values)[0]
+    if s.trust_model in _SUM_PROTOCOLS:
+        x = _protocol_values(s, values)
+        return np.atleast_1d(x.sum() if s.query == "sum" else x.mean()).astype(np.float64)
     return np.atleast_1d(true_value(values, s.spec())).astype(np.float64)
 
 
@@ -563,7 +623,8 @@ def _analytic(s: Settings, values: np.ndarray, epsilons: np.ndarray,
         if info.kind != "additive":
             return None
         try:
-            return analytic_curve(s.spec(), epsilons, s.metric, values).error
+            return analytic_curve(s.spec(), epsilons, s.metric,
+                                  values).error
         except EngineError:
             return None
     if s.trust_model != "local" and s.trust_model not in _SUM_PROTOCOLS:
@@ -596,7 +657,8 @@ def _simulate(s: Settings, values: np.ndarray, epsilons: np.ndarray, reps: int,
     """Monte-Carlo error of the chosen mechanism at each ε (with ≈95% bars), or None."""
     name = curve_name(s.trust_model, s.info.label, "simulated")
     if s.trust_model == "central":
-        mc = monte_carlo_curve(values, s.spec(), epsilons, reps, source, s.metric, state)
+        mc = monte_carlo_curve(values, s.spec(), epsilons, reps, source,
+                               s.metric, state)
         return Curve(name, "central", s.mechanism, "simulation", mc.epsilon, mc.error,
                      mc.low, mc.high)
     if s.trust_model != "local":
@@ -666,10 +728,15 @@ def utility(s: Settings, values: np.ndarray, state: State | None = None, *,
     eps_mc = MC_EPSILONS if mc_epsilons is None else np.asarray(mc_epsilons, dtype=float)
     eps_line = LINE_EPSILONS if line_epsilons is None else np.asarray(line_epsilons, float)
     check(state)
+    if s.query == "heavy_hitters":
+        return _heavy_hitters_utility(s, values, eps_line, analytic, state)
     curves: list[Curve] = []
     notes: list[str] = []
     source = SimulationSource(seed)
-    n = int(np.count_nonzero(_present_mask(values)))
+    # Local, shuffle and distributed releases have one report per row (missing values
+    # included); the central model uses the present values.
+    n = int(np.size(values)) if s.trust_model != "central" else int(
+        np.count_nonzero(_present_mask(values)))
     planned = s.trust_model in _SUM_PROTOCOLS  # each point is a protocol plan: fewer
     line_eps = eps_line if not planned else eps_mc[::2]
     lines = None if not analytic else _analytic(
@@ -709,20 +776,58 @@ def utility(s: Settings, values: np.ndarray, state: State | None = None, *,
     if not curves and analytic and simulate:
         notes.append("no error model for this mechanism yet")
     if used_reps:
+        what = "reports (one per row)" if s.trust_model == "local" else "present values"
         notes.append(f"simulation: {used_reps} simulated releases per ε, seeded generator "
-                     f"(seed {seed}), on the {n:,} present values")
+                     f"(seed {seed}), on the {n:,} {what}")
     return UtilityResult(s.utility_key(), s.metric, metric_label(s), curves, n, used_reps,
                          notes)
+
+
+#: Shown instead of Monte-Carlo points for heavy hitters (and in the plot's notes).
+HEAVY_HITTERS_NOTE = ("heavy hitters: the line is the standard error of each discovered "
+                      "word's estimated count (the users' coins; hash collisions add a "
+                      "little); which words are discovered is not simulated here")
+
+
+def _heavy_hitters_utility(s: Settings, values: np.ndarray, epsilons: np.ndarray,
+                           analytic: bool, state: State | None) -> UtilityResult:
+    """Error of a heavy-hitters release against ε: the standard error of a discovered
+    word's count from the word sketch's exact, data-free variance at n = rows.
+
+    A Monte-Carlo curve would have to rerun the whole discovery hundreds of times per ε
+    (seconds each) and mixes two errors (missed words, count error): not drawn.
+    """
+    n = int(np.size(values))
+    curves: list[Curve] = []
+    if analytic and n:
+        err = np.full(epsilons.size, np.nan)
+        for i, e in enumerate(epsilons):
+            check(state)
+            try:
+                var = build_randomizer(s, float(e)).variance(n)
+            except EngineError:
+                continue
+            err[i] = math.sqrt(float(np.atleast_1d(var)[0]))
+        if np.any(np.isfinite(err)):
+            name = f"{curve_name('local', s.info.label, 'analytic')}: a word's count"
+            curves.append(Curve(name, "local",
+                                s.mechanism, "analytic", epsilons.copy(), err))
+    return UtilityResult(s.utility_key(), "rmse", metric_label(s), curves, n, 0,
+                         [HEAVY_HITTERS_NOTE])
 
 
 # --------------------------------------------------------------------------- trade-off
 
 
 def _parts(s: Settings) -> int:
-    """How many noisy statistics one release adds noise to, each with ε/parts."""
+    """How many noisy statistics one release adds noise to, each with ε/parts: the
+    engine's own plan (a mean with a public n is one noisy sum, not two)."""
     if s.query == "histogram":
         return 2 if s.relation == "replace" else 1
-    return {"mean": 2, "variance": 3}.get(s.query, 1)
+    if s.query in ("count", "sum", "mean", "variance") and (
+            s.query == "count" or s.bounds is not None):
+        return len(noisy_statistics(s.spec()))
+    return 1
 
 
 def _lattice_laplace(eps_part: float, parts: int, steps: int | None, label: str
@@ -747,14 +852,18 @@ def _discrete_steps(s: Settings, eps_part: float) -> int | None:
     """Integer sensitivity (grid steps) of each part of a discrete-Laplace release, if equal."""
     if s.query in ("count", "histogram"):
         return 1
-    if s.query == "sum" and s.bounds is not None:
-        fam = s.info.build(**s.info.resolve(s.spec().mechanism_params()))
-        lo, hi = s.bounds
-        sens = hi - lo if s.relation == "replace" else max(abs(lo), abs(hi))
+    if s.query in ("sum", "mean") and s.bounds is not None:
+        spec = s.spec()
+        parts = noisy_statistics(spec)
+        if len(parts) != 1:
+            return None  # mean / variance mix parts of different sensitivities
+        fam = s.info.build(**s.info.resolve(spec.mechanism_params()))
+        _, lo, hi, sens = parts[0]
         grid = fam.grid(sens, eps_part, 0.0)
         lo_s, hi_s = math.floor(lo / grid), math.ceil(hi / grid)
-        return int(hi_s - lo_s if s.relation == "replace" else max(abs(lo_s), abs(hi_s)))
-    return None  # mean / variance mix parts of different sensitivities
+        # The engine's rule on the grid (missing ↔ present included under replace).
+        return int(sum_sensitivity(lo_s, hi_s, spec.relation, spec.missing))
+    return None
 
 
 def _gaussian_mu(s: Settings, parts: int) -> tuple[float, bool]:
@@ -1006,27 +1115,59 @@ def preview(s: Settings, values: np.ndarray, state: State | None = None, *, seed
 
 
 def _local_preview(s: Settings, values: np.ndarray, source: Any, seed: int) -> Preview:
+    """A local release simulated through the engine's release path: every row sends one
+    report (:func:`~dpstudio.engine.local.run_local`), so n and the estimated value are
+    a real release's."""
     from dpstudio.engine.local import run_local
 
-    labels = _labels(s) if _cells(s) else None
-    truth, inputs = _local_inputs(s, values)
+    if s.query == "heavy_hitters":
+        return _heavy_hitters_preview(s, values, source, seed)
     params = resolved_params(s, s.epsilon)
-    if labels is not None:
-        column = np.asarray(labels, dtype=object)[inputs]  # the users' declared labels
-        res = run_local(column, s.mechanism, params, categories=labels, source=source,
-                        confidence=s.confidence)
+    column = _local_column(s, values)
+    truth, _ = _local_inputs(s, values)
+    if _cells(s):
+        res = run_local(column, s.mechanism, params, query="histogram",
+                        categories=_labels(s), source=source, confidence=s.confidence)
+        labels = list(res.unbiased)  # the declared cells, then "other or missing"
         value = np.array([res.unbiased[c] for c in labels])
         low = np.array([res.ci_low[c] for c in labels])
         high = np.array([res.ci_high[c] for c in labels])
     else:
-        res = run_local(inputs, s.mechanism, params, bounds=s.bounds, source=source,
-                        confidence=s.confidence)
+        labels = None
+        res = run_local(column, s.mechanism, params, query="mean", bounds=s.bounds,
+                        source=source, confidence=s.confidence)
         value, low, high = (np.array([v]) for v in (res.unbiased, res.ci_low, res.ci_high))
     notes = [f"each of the {res.n:,} people randomizes their own value before sending it; "
              "the collector never sees raw data"] + list(res.notes)
     return Preview(s.query, s.mechanism, "local", res.epsilon, res.delta, labels, value, low,
                    high, truth, s.confidence, res.source, seed, clamped=res.clamped,
-                   notes=notes)
+                   notes=notes, n=res.n)
+
+
+def _heavy_hitters_preview(s: Settings, values: np.ndarray, source: Any, seed: int
+                           ) -> Preview:
+    """The words a heavy-hitters release would discover, with their estimated counts and
+    intervals; the truth is each discovered word's count in the column (analyst only)."""
+    from dpstudio.engine.local import run_local
+    from dpstudio.engine.local.respond import word_inputs
+
+    column = np.asarray(values, dtype=object)
+    res = run_local(column, s.mechanism, resolved_params(s, s.epsilon),
+                    query="heavy_hitters", source=source, confidence=s.confidence)
+    items = res.items or []
+    labels = [str(i["item"]) for i in items]
+    words = res.oracle.prepare(word_inputs(column).values)  # as the devices see them
+    distinct, counts = np.unique(words.astype(str), return_counts=True)
+    index = dict(zip(distinct.tolist(), counts.tolist(), strict=True))
+    truth = np.array([float(index.get(w, 0)) for w in labels])
+    value = np.array([float(i["count"]) for i in items])
+    low = np.array([float(i["ci_low"]) for i in items])
+    high = np.array([float(i["ci_high"]) for i in items])
+    notes = [f"each of the {res.n:,} people sends one randomized report about their word; "
+             "the collector discovers the frequent words without a dictionary"] + list(
+                 res.notes)
+    return Preview(s.query, s.mechanism, "local", res.epsilon, res.delta, labels, value, low,
+                   high, truth, s.confidence, res.source, seed, notes=notes, n=res.n)
 
 
 def _sum_preview(s: Settings, values: np.ndarray, source: Any, seed: int) -> Preview:
@@ -1038,7 +1179,7 @@ def _sum_preview(s: Settings, values: np.ndarray, source: Any, seed: int) -> Pre
     planned standard error around the clamped statistic.
     """
     truth = _truth(s, values)
-    x = _present_numeric(s, values)
+    x = _protocol_values(s, values)
     model = trust_label(s.trust_model)
     if s.trust_model in _LIVE_RUN:
         eps, dlt, params = _sum_args(s, s.epsilon)
@@ -1058,10 +1199,11 @@ def _sum_preview(s: Settings, values: np.ndarray, source: Any, seed: int) -> Pre
         notes = [f"{n:,} clients add noise shares and mask their messages; the server "
                  "learns only the noisy sum",
                  "preview drawn from the protocol's planned error (normal approximation); "
-                 "the masking protocol itself is not re-run on every change"]
+                 "the masking protocol itself is not re-run on every change"
+                 ] + list(plan.notes)  # the threat model the noise was planned for
         eps_, dlt_ = plan.epsilon, plan.delta
     notes.append(f"{model} model · interval: the protocol's rigorous {s.confidence:g} "
                  "error bound")
     return Preview(s.query, s.mechanism, s.trust_model, eps_, dlt_, None, np.array([value]),
                    np.array([value - half]), np.array([value + half]), truth, s.confidence,
-                   source.label, seed, notes=notes)
+                   source.label, seed, notes=notes, n=int(np.size(values)))

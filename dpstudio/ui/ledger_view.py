@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QPushButton,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -35,7 +36,7 @@ from dpstudio.ui.session import QUERY_LABELS
 from dpstudio.ui.style import MUTED
 from dpstudio.ui.utility_plot import trust_colour
 
-__all__ = ["COLUMNS", "LedgerData", "LedgerView"]
+__all__ = ["COLUMNS", "LedgerData", "LedgerView", "tamper_text"]
 
 COLUMNS = ("#", "Time", "Query", "Column", "Mechanism", "ε", "δ", "Status", "Files")
 BUDGET_COLOUR = "#b42318"
@@ -50,6 +51,12 @@ STATUS_TIPS = {
 PLOT_TOOLTIP = ("Cumulative ε spent on this dataset after each release (basic composition: "
                 "ε adds up); the red line is its total budget.")
 NO_PROJECT = "No project open — File ▸ New Project… or File ▸ Open Project…"
+TAMPER_STYLE = ("background:#fdecea; border:1px solid #e8a39b; border-radius:4px; "
+                "padding:6px; color:#7a1a10;")
+ACKNOWLEDGE_TIP = ("Keep the pessimistic charges (the largest ε and δ the ledger, its "
+                   "hash chain or a release manifest records; deleted releases restored and "
+                   "still charged; a raised budget lowered back), record the acknowledgement "
+                   "in the ledger and allow releases again.")
 
 
 @dataclass
@@ -64,6 +71,16 @@ class LedgerData:
     points: list[CumulativePoint] = field(default_factory=list)
     budget: BudgetState | None = None
     message: str = ""                 # shown when there is nothing to list
+    #: What was changed in the ledger outside DP Studio (one line each); [] when intact.
+    problems: list[str] = field(default_factory=list)
+
+
+def tamper_text(problems: list[str]) -> str:
+    """The warning the tab shows over an edited ledger ("" when it is intact)."""
+    if not problems:
+        return ""
+    return ("This ledger was changed outside DP Studio — new releases are refused until "
+            "you acknowledge it:\n• " + "\n• ".join(problems))
 
 
 def _time(iso: str) -> str:
@@ -87,6 +104,7 @@ class LedgerView(QWidget):
     """
 
     dataset_chosen = Signal(str)
+    acknowledge_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -106,6 +124,17 @@ class LedgerView(QWidget):
         self.message.setWordWrap(True)
         self.message.setStyleSheet(f"color: {MUTED};")
         self.remaining.setWordWrap(True)
+        # An edited ledger: what changed, and the one way on (acknowledge it).
+        self.tamper = QLabel(self)
+        self.tamper.setWordWrap(True)
+        self.tamper.setTextFormat(Qt.TextFormat.PlainText)
+        self.tamper.setStyleSheet(TAMPER_STYLE)
+        self.acknowledge_button = QPushButton("Acknowledge the changes…", self)
+        self.acknowledge_button.setToolTip(ACKNOWLEDGE_TIP)
+        self.acknowledge_button.clicked.connect(lambda: self.acknowledge_requested.emit())
+        tamper_row = QHBoxLayout()
+        tamper_row.addWidget(self.tamper, 1)
+        tamper_row.addWidget(self.acknowledge_button, 0, Qt.AlignmentFlag.AlignTop)
         top = QHBoxLayout()
         top.addWidget(self.title)
         top.addWidget(self.combo)
@@ -152,6 +181,7 @@ class LedgerView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 6)
         layout.addLayout(top)
+        layout.addLayout(tamper_row)
         layout.addWidget(self.remaining)
         layout.addWidget(self.message)
         layout.addWidget(split, 1)
@@ -170,6 +200,10 @@ class LedgerView(QWidget):
 
     def set_data(self, data: LedgerData | None) -> None:
         self.data = data
+        problems = data.problems if data is not None else []
+        self.tamper.setText(tamper_text(problems))
+        self.tamper.setVisible(bool(problems))
+        self.acknowledge_button.setVisible(bool(problems))
         self.combo.blockSignals(True)
         self.combo.clear()
         if data is None:

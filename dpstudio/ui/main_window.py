@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -27,6 +27,7 @@ from dpstudio.data.dataset import Dataset, open_dataset
 from dpstudio.data.errors import DataError
 from dpstudio.data.loading import FILE_DIALOG_FILTER, SUPPORTED_EXTENSIONS
 from dpstudio.data.samples import SAMPLES, sample_path
+from dpstudio.data.schema import ColumnType
 from dpstudio.ui.analysis_panel import AnalysisPanel
 from dpstudio.ui.analysis_view import VIEWS as ANALYSIS_VIEWS
 from dpstudio.ui.analysis_view import AnalysisView
@@ -91,6 +92,7 @@ class MainWindow(QMainWindow):
         vertical.setDefaultSectionSize(vertical.fontMetrics().height() + 8)
         vertical.setSectionResizeMode(vertical.ResizeMode.Fixed)
         self.table_view.horizontalHeader().setHighlightSections(False)
+        self.table_view.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table_view.horizontalHeader().setStretchLastSection(True)
 
         # Centre: tabs "Analysis" (plots, preview, budget) and "Data" (the table).
@@ -164,12 +166,14 @@ class MainWindow(QMainWindow):
             rows, cols = dataset.n_rows, dataset.n_columns
             self.size_label.setText(
                 f"{rows:,} {'row' if rows == 1 else 'rows'} × "
-                f"{cols} {'column' if cols == 1 else 'columns'}"
+                f"{cols:,} {'column' if cols == 1 else 'columns'}"
             )
         self.update_title()
         self._fit_table_columns()  # before the session starts its background jobs
-        self.columns_panel.set_dataset(dataset)
+        # The session first: the panel's schema_changed must meet the new dataset, not ask
+        # the old one for columns it lacks (an error listing every column, on every plot).
         self.session.set_dataset(dataset)
+        self.columns_panel.set_dataset(dataset)
         if dataset is not None:
             remembered = self.settings.last_choices.get("analysis", {}).get(dataset.name)
             if isinstance(remembered, dict):
@@ -540,8 +544,46 @@ class MainWindow(QMainWindow):
         status.addPermanentWidget(self.size_label)
 
     def _fit_table_columns(self) -> None:
-        """Size columns to a sample of their contents: the first 100 rows and 100 spread
-        over the rest (Qt's resizeColumnToContents takes seconds on a million rows)."""
+        """Start a new table's column widths: fit the columns in view, the rest later.
+
+        Widths are fitted lazily, as columns scroll into view (:meth:`_fit_visible_columns`):
+        fitting all 5,000 columns of a wide file up front asked the model for a million
+        cells and resized 5,000 header sections, about 8 s on the UI thread.
+        """
+        self._fitted_columns: set[int] = set()
+        if not hasattr(self, "_fit_timer"):
+            self._fit_timer = QTimer(self)
+            self._fit_timer.setSingleShot(True)
+            self._fit_timer.setInterval(0)
+            self._fit_timer.timeout.connect(self._fit_visible_columns)
+            self.table_view.horizontalScrollBar().valueChanged.connect(self._fit_timer.start)
+            self._viewport_watch = _ResizeWatch(self._fit_timer.start, self)
+            self.table_view.viewport().installEventFilter(self._viewport_watch)
+        self._fit_visible_columns()
+
+    def _fit_visible_columns(self) -> None:
+        """Size the columns in view not sized yet to a sample of their contents: the first
+        100 rows and 100 spread over the rest (Qt's resizeColumnToContents takes seconds on
+        a million rows)."""
+        view, model = self.table_view, self.table_model
+        count = model.columnCount()
+        if not count:
+            return
+        header = view.horizontalHeader()
+        width = view.viewport().width()
+        if not view.isVisible():  # another tab is shown: its size may be stale
+            width = max(width, self.width())
+        first = max(header.logicalIndexAt(0), 0)
+        fitted = self._fitted_columns
+        column = first
+        # Columns grow or shrink as they are fitted, so walk until the view's width is full.
+        while column < count and header.sectionViewportPosition(column) < width:
+            if column not in fitted:
+                fitted.add(column)
+                header.resizeSection(column, self._column_width(column))
+            column += 1
+
+    def _column_width(self, column: int) -> int:
         view, model = self.table_view, self.table_model
         header = view.horizontalHeader()
         metrics, header_metrics = view.fontMetrics(), header.fontMetrics()
@@ -549,12 +591,11 @@ class MainWindow(QMainWindow):
         sample = sorted(set(range(min(rows, 100))) | {
             int(i) for i in np.linspace(0, rows - 1, num=min(rows, 100))} if rows else set())
         padding = 2 * view.style().pixelMetric(view.style().PixelMetric.PM_FocusFrameHMargin) + 14
-        for column in range(model.columnCount()):
-            texts = [model.data(model.index(row, column)) or "" for row in sample]
-            title = str(model.headerData(column, Qt.Orientation.Horizontal) or "")
-            width = max([metrics.horizontalAdvance(t) for t in texts] or [0]) + padding
-            width = max(width, header_metrics.horizontalAdvance(title) + padding + 8)
-            header.resizeSection(column, min(max(width, metrics.horizontalAdvance("0") * 6), 260))
+        texts = [model.cell_text(row, column) for row in sample]
+        title = str(model.headerData(column, Qt.Orientation.Horizontal) or "")  # elided
+        width = max([metrics.horizontalAdvance(t) for t in texts] or [0]) + padding
+        width = max(width, header_metrics.horizontalAdvance(title) + padding + 8)
+        return min(max(width, metrics.horizontalAdvance("0") * 6), 260)
 
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
@@ -622,18 +663,31 @@ class MainWindow(QMainWindow):
         self.analysis_panel.focus_epsilon()
 
     def _follow_column_selection(self) -> None:
-        """Selecting a column in the column list selects it for analysis."""
-        table = getattr(self.schema_panel, "table", None)
-        model = getattr(self.schema_panel, "model", None)
-        if table is None or model is None or not hasattr(model, "rows"):
-            return
+        """Selecting a column in the column list selects it for analysis (free-text
+        columns, which no query can be asked of, are left out)."""
+        table, model = self.schema_panel.table, self.schema_panel.model
 
         def current(index: Any, _previous: Any = None) -> None:
-            rows = model.rows()
-            if index.isValid() and 0 <= index.row() < len(rows):
-                self.session.set_column(rows[index.row()].name)
+            if not index.isValid() or not 0 <= index.row() < model.rowCount():
+                return
+            spec = model.row_at(index.row()).spec
+            if spec.type is not ColumnType.TEXT:
+                self.session.set_column(spec.name)
 
         table.selectionModel().currentRowChanged.connect(current)
+
+
+class _ResizeWatch(QObject):
+    """Calls ``callback`` when the watched widget is shown or resized."""
+
+    def __init__(self, callback: Any, parent: QObject) -> None:
+        super().__init__(parent)
+        self._callback = callback
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() in (QEvent.Type.Resize, QEvent.Type.Show):
+            self._callback()
+        return False
 
 
 def _fill_recent(menu: Any, files: list[str], open_fn: Any, noun: str, clear_fn: Any) -> None:

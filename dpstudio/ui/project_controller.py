@@ -16,6 +16,7 @@ the Ledger tab up to date, and runs a release:
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -27,12 +28,14 @@ from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox
 from dpstudio.data.errors import DataError
 from dpstudio.engine.errors import EngineError
 from dpstudio.engine.local.entries import HISTOGRAM_RANDOMIZERS, MEAN_RANDOMIZERS
+from dpstudio.engine.registry import REGISTRY
 from dpstudio.export.errors import ExportError
 from dpstudio.project import (
     BudgetExceededError,
     BudgetState,
     DatasetChangedError,
     DatasetRecord,
+    LedgerTamperedError,
     Project,
     ProjectError,
     ReleaseRecord,
@@ -41,7 +44,7 @@ from dpstudio.project import (
     load_spec,
     save_spec,
 )
-from dpstudio.project.values import LOCAL_QUERIES
+from dpstudio.project.values import LOCAL_QUERIES, randomizer_privacy
 from dpstudio.ui.ledger_view import LedgerData
 from dpstudio.ui.project_dialogs import (
     PROJECT_FILTER,
@@ -117,11 +120,14 @@ class ProjectController(QObject):
         self._spec: ReleaseSpec | None = None
         self._out: Path | None = None
         self._stale = False
+        #: What was changed in the open project's ledger outside DP Studio ([] if intact).
+        self.tamper: list[str] = []
         self.runner = JobRunner(self)
         self.runner.sig_finished.connect(self._job_finished)
         self.runner.sig_failed.connect(self._job_failed)
         self.session.changed.connect(self._session_changed)
         window.ledger_view.dataset_chosen.connect(self._ledger_dataset_chosen)
+        window.ledger_view.acknowledge_requested.connect(self.acknowledge_changes)
         window.result_panel.release_button.clicked.connect(self.start_release)
 
     # -- opening and closing ---------------------------------------------------------------
@@ -178,6 +184,46 @@ class ProjectController(QObject):
             self.window.statusBar().showMessage(
                 f"Recovered interrupted releases: {len(report.completed)} completed, "
                 f"{len(report.aborted)} aborted (their budget stays charged)", 10000)
+        if self.tamper:
+            tabs = getattr(self.window, "tabs", None)
+            if tabs is not None:  # the Ledger tab lists the changes and offers to acknowledge
+                tabs.setCurrentWidget(self.window.ledger_view)
+            self._warn_tampered()
+        return True
+
+    def _warn_tampered(self) -> None:
+        from dpstudio.project.project import tamper_message
+
+        assert self.project is not None
+        QMessageBox.warning(self.window, "The ledger was changed outside DP Studio",
+                            tamper_message(self.project.path, self.tamper)
+                            + ". The Ledger tab lists the changes.")
+
+    def acknowledge_changes(self) -> bool:
+        """Acknowledge an edited ledger (after asking): the pessimistic charges are kept,
+        the acknowledgement recorded, and releases allowed again."""
+        if self.project is None or self.busy or not self.tamper:
+            return False
+        answer = QMessageBox.question(
+            self.window, "Acknowledge the changes to the ledger",
+            "Acknowledge these changes made outside DP Studio?\n\n• "
+            + "\n• ".join(self.tamper) + "\n\nDP Studio keeps the pessimistic charges: the "
+            "largest ε and δ the ledger, its hash chain or a release manifest records "
+            "(deleted releases are restored and stay charged; a raised budget is lowered "
+            "back). The acknowledgement is recorded in the ledger.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel)
+        if answer != QMessageBox.StandardButton.Yes:
+            return False
+        try:
+            done = self.project.acknowledge()
+        except ProjectError as exc:
+            QMessageBox.critical(self.window, "Could not acknowledge the changes", str(exc))
+            return False
+        self.refresh()
+        self.window.statusBar().showMessage(
+            f"Acknowledged {len(done)} change(s) to the ledger; releases are allowed again",
+            10000)
         return True
 
     def close_project(self) -> bool:
@@ -228,10 +274,22 @@ class ProjectController(QObject):
         d = self.session.dataset
         if self.project is None or d is None:
             return None
-        try:
+        with contextlib.suppress(ProjectError):
             return self.project.dataset(str(d.path.resolve()))
-        except ProjectError:
-            return None
+        # Moved, or the same rows under another name or encoding: the same dataset.
+        for key in (lambda: d.sha256, lambda: self._content_hash(d)):
+            with contextlib.suppress(Exception):  # ProjectError, or an unreadable file
+                return self.project.dataset(key())
+        return None
+
+    def _content_hash(self, dataset: Any) -> str:
+        """The dataset's content hash, computed once per opened dataset."""
+        from dpstudio.data.fingerprint import content_fingerprint
+
+        cached = getattr(self, "_content_cache", None)
+        if cached is None or cached[0] is not dataset:
+            self._content_cache = (dataset, content_fingerprint(dataset.frame).digest)
+        return self._content_cache[1]
 
     def refresh(self) -> None:
         """Re-read the project: the dataset's record, the budget panel, the Ledger tab."""
@@ -239,6 +297,10 @@ class ProjectController(QObject):
             self._stale = True  # the ledger is being written; read it when done
             return
         self._stale = False
+        try:
+            self.tamper = self.project.integrity() if self.project is not None else []
+        except ProjectError as exc:
+            self.tamper = [str(exc)]
         self._record = self._find_record()
         self.session.set_project_budget(self._project_budget())
         self.window.ledger_view.set_data(self._ledger_data())
@@ -276,7 +338,7 @@ class ProjectController(QObject):
         d = self.session.dataset
         if shown is None and d is None and records:
             shown = records[0]
-        data = LedgerData(project=p.path.name, datasets=datasets)
+        data = LedgerData(project=p.path.name, datasets=datasets, problems=list(self.tamper))
         if shown is not None:
             data.current, data.dataset = str(shown.id), shown.name
             data.releases = p.ledger(shown)
@@ -316,6 +378,10 @@ class ProjectController(QObject):
             return "A release is under way…"
         if self.busy == "check":
             return "Checking the budget…"
+        if self.tamper:
+            return (f"The ledger of {self.project.path.name} was changed outside DP Studio "
+                    f"({self.tamper[0]}{'; …' if len(self.tamper) > 1 else ''}): new releases "
+                    "are refused until you acknowledge it in the Ledger tab.")
         problem = s.problem()
         if problem:
             return f"Nothing to release: {problem}."
@@ -374,6 +440,12 @@ class ProjectController(QObject):
                 return None
             # ε-local DP bounds changing one person's value: the replace relation.
             query = replace(query, relation="replace")
+            # The spec carries the randomizer's own ε (randomized response with a chosen p
+            # is ln(p/(1−p))-DP whatever the slider says): that is what will be charged.
+            with contextlib.suppress(EngineError, TypeError, ValueError):
+                info = REGISTRY.get(query.mechanism)
+                eps, _ = randomizer_privacy(info, info.resolve(query.mechanism_params()), query)
+                query = replace(query, epsilon=eps)
         choices = self._choices()
         formats = tuple(f for f in choices.get("formats", ()) if isinstance(f, str))
         # A [budget] registers the dataset on its first release: the session's totals
@@ -502,6 +574,7 @@ class ProjectController(QObject):
                         problems.append(f"parameter {key} is not one of {q.mechanism}'s")
             if spec.trust_model == "central":
                 s.set_relation(q.relation)
+                s.set_missing(q.missing, q.impute)  # drop / impute with the declared value
             s.set_confidence(q.confidence)
             s.set_budget(q.epsilon, q.delta if q.delta > 0 else None)
             if abs(s.epsilon - q.epsilon) > 1e-12 * max(q.epsilon, 1.0):
@@ -562,6 +635,9 @@ class ProjectController(QObject):
             title = "Budget exceeded"
         elif isinstance(error, DatasetChangedError):
             title = "The dataset has changed"
+        elif isinstance(error, LedgerTamperedError):
+            title = "The ledger was changed outside DP Studio"
+            self.refresh()
         else:
             title = "Cannot release"
             if isinstance(error, OSError):

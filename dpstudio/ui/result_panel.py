@@ -1,7 +1,9 @@
 """Result preview: one *simulated* release at the current settings beside the true value.
 
 A number is drawn as a point with its confidence interval and the true value as a
-vertical line; a histogram as grouped bars (noisy with intervals, true in grey). With
+vertical line; a histogram as grouped bars (noisy with intervals, true in grey); the
+discovered words of a heavy-hitters query as horizontal bars, most frequent on top, with
+their intervals (true counts as grey diamonds) and listed above the plot. With
 "hide true values" on, nothing computed from the raw data is drawn or written. The
 "Release…" button makes a real release (with a project open; see
 :mod:`dpstudio.ui.project_controller`), which enables it and says why when it cannot.
@@ -31,6 +33,14 @@ RELEASE_TOOLTIP = ("Open or create a project (File ▸ New Project… or Open Pr
 
 def _fmt(v: float) -> str:
     return f"{v:,.4g}" if abs(v) < 1e5 else f"{v:,.0f}"
+
+
+#: Discovered words listed in the summary (all of them are drawn).
+WORDS_LISTED = 6
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 class ResultPanel(QWidget):
@@ -125,7 +135,11 @@ class ResultPanel(QWidget):
                          "ci_low": preview.ci_low, "ci_high": preview.ci_high,
                          "truth": truth}
         self.plot.clear()
-        if preview.labels is None:
+        reports = (f" &nbsp;·&nbsp; n = {preview.n:,} reports (one per row)"
+                   if preview.n is not None else "")
+        if preview.query == "heavy_hitters":
+            text = self._draw_words(preview, truth, colour, column, reports)
+        elif preview.labels is None:
             self._draw_number(preview, truth, colour)
             text = (f"{what} of <b>{column}</b>: <b>{_fmt(float(preview.value[0]))}</b>")
             if preview.ci_low is not None:
@@ -145,6 +159,8 @@ class ResultPanel(QWidget):
             if truth is not None:
                 err = float(np.sqrt(np.mean((preview.value - truth) ** 2)))
                 text += f" &nbsp;·&nbsp; RMSE against the true counts {_fmt(err)}"
+        if preview.query != "heavy_hitters":
+            text += reports
         self.summary.setText(text)
         notes = list(preview.notes)
         if show_truth and preview.clamped:
@@ -158,7 +174,8 @@ class ResultPanel(QWidget):
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
-        if self.preview is not None and self.preview.labels is not None:
+        if (self.preview is not None and self.preview.labels is not None
+                and self.preview.query != "heavy_hitters"):
             self._fit_labels()
 
     def _fit_labels(self) -> None:
@@ -235,6 +252,59 @@ class ResultPanel(QWidget):
         if truth is not None:
             legend.append("<span style='color:#9aa1a9'>■</span> true counts")
         self.plot.setTitle("&nbsp;&nbsp;".join(legend), size="9pt", color=foreground())
+
+
+    def _draw_words(self, p: Preview, truth, colour: str, column: str, reports: str) -> str:
+        """Discovered words as horizontal bars (most frequent on top); returns the summary."""
+        words = list(p.labels or [])
+        head = f"Heavy hitters of <b>{_escape(column)}</b>"
+        if not words:
+            self.plot.hide()
+            return (f"{head}: no word was frequent enough to be discovered at ε = "
+                    f"{p.epsilon:.3g} (raise ε, or collect more reports){reports}")
+        k = len(words)
+        y = np.arange(k, dtype=float)[::-1]  # the first (most frequent) word on top
+        self.plot.addItem(pg.BarGraphItem(x0=0.0, y=y, height=0.6, width=p.value,
+                                          brush=pg.mkBrush(colour),
+                                          pen=pg.mkPen("w", width=0.5)))
+        right = [float(np.max(p.value))]
+        if p.ci_low is not None:
+            self.plot.addItem(pg.ErrorBarItem(x=p.value, y=y, left=p.value - p.ci_low,
+                                              right=p.ci_high - p.value, beam=0.3,
+                                              pen=pg.mkPen(foreground(), width=1.2)))
+            right.append(float(np.max(p.ci_high)))
+        if truth is not None and len(truth):
+            self.plot.addItem(pg.ScatterPlotItem(truth, y, size=10, symbol="d",
+                                                 brush=pg.mkBrush("#c9ced6"),
+                                                 pen=pg.mkPen(TRUE_COLOUR, width=1.0)))
+            right.append(float(np.max(truth)))
+        item = self.plot.getPlotItem()
+        item.getAxis("left").setTicks([[(float(y[i]), _short(w, 14))
+                                        for i, w in enumerate(words)], []])
+        top = max(right) * 1.08 or 1.0
+        low = min(0.0, float(np.min(p.ci_low)) if p.ci_low is not None else 0.0)
+        item.getAxis("bottom").setTicks(linear_ticks(low, top, 5))
+        self.plot.setXRange(low, top, padding=0)
+        self.plot.setYRange(-0.6, k - 0.4, padding=0)
+        legend = [f"<span style='color:{colour}'>■</span> simulated counts"]
+        if truth is not None:
+            legend.append("<span style='color:#9aa1a9'>◆</span> true counts")
+        self.plot.setTitle("&nbsp;&nbsp;".join(legend), size="9pt", color=foreground())
+        rows = []
+        for i, w in enumerate(words[:WORDS_LISTED]):
+            cells = [f"<b>{_escape(_short(w, 24))}</b>", _fmt(float(p.value[i]))]
+            if p.ci_low is not None:
+                cells.append(f"[{_fmt(float(p.ci_low[i]))},&nbsp;{_fmt(float(p.ci_high[i]))}]")
+            if truth is not None:
+                cells.append(f"true {_fmt(float(truth[i]))}")
+            rows.append("<tr>" + "".join(f"<td style='padding-right:10px; "
+                                          f"white-space:nowrap'>{c}</td>"
+                                          for c in cells) + "</tr>")
+        more = (f"<br><span style='color:{MUTED}'>… and {k - WORDS_LISTED} more (in the "
+                "plot)</span>" if k > WORDS_LISTED else "")
+        level = f"{p.confidence:.0%} interval" if p.ci_low is not None else ""
+        return (f"{head}: {k} word{'s' if k != 1 else ''} discovered (estimated count, "
+                f"{level}){reports}<table>{''.join(rows)}</table>{more}")
 
 
 def _short(label: str, chars: int = 12) -> str:

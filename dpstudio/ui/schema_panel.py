@@ -11,11 +11,17 @@ the sidecar ``<data>.schema.json`` atomically.
 Bounds and categories are public facts the analyst declares; nothing here reads the
 data's values ("Help me choose bounds" shows guidance by the column's *name*). Each
 change emits :attr:`SchemaPanel.schema_changed` with the whole current :class:`Schema`.
+
+The table is a model/view: nothing is made per column up front, the view asks the model
+only for the rows it paints, and an editor exists only while a cell is edited, so a
+5,000-column file opens as fast as a 5-column one. Names are shown elided (a header can
+hold a 100,000-character name) with the full name in the tooltip.
 """
 
 from __future__ import annotations
 
 import csv
+import html
 import io
 import math
 import re
@@ -58,6 +64,7 @@ from dpstudio.data.dataset import Dataset
 from dpstudio.data.errors import DataError
 from dpstudio.data.schema import ColumnSpec, ColumnType, Schema, save_schema, sidecar_path
 from dpstudio.ui.style import current_palette
+from dpstudio.ui.table_model import PHRASE_CHARS, elide_name, name_tooltip
 
 __all__ = [
     "BOUNDS_GUIDANCE",
@@ -167,8 +174,9 @@ def edit_row(row: Row, field_name: str, value: Any) -> Row | None:
     """
     spec = row.spec
     name = spec.name
+    shown = elide_name(name, PHRASE_CHARS)  # for messages: a name can be 100,000 long
     if field_name == "type":
-        kind = _parse_type(value, name)
+        kind = _parse_type(value, shown)
         if kind is spec.type:
             return None if row.explicit else replace(row, explicit=True)
         stash = tuple(s for s in row.stash if s.type is not spec.type and s.type is not kind)
@@ -180,14 +188,14 @@ def edit_row(row: Row, field_name: str, value: Any) -> Row | None:
 
     if field_name in ("lower", "upper", "bounds"):
         if spec.type is not ColumnType.NUMERIC:
-            raise DataError(f"column '{name}': bounds only apply to numeric columns, "
+            raise DataError(f"column '{shown}': bounds only apply to numeric columns, "
                             f"not {spec.type.label}")
         if field_name == "bounds":  # both at once: (lower text, upper text)
             lower_text, upper_text = value
-            lower = parse_bound(lower_text, name, "lower")
-            upper = parse_bound(upper_text, name, "upper")
+            lower = parse_bound(lower_text, shown, "lower")
+            upper = parse_bound(upper_text, shown, "upper")
         else:
-            new = parse_bound(value, name, field_name)
+            new = parse_bound(value, shown, field_name)
             lower = new if field_name == "lower" else row.lower
             upper = new if field_name == "upper" else row.upper
         if (lower, upper) == (row.lower, row.upper):
@@ -201,7 +209,7 @@ def edit_row(row: Row, field_name: str, value: Any) -> Row | None:
 
     if field_name == "categories":
         if spec.type is not ColumnType.CATEGORICAL:
-            raise DataError(f"column '{name}': categories only apply to categorical columns")
+            raise DataError(f"column '{shown}': categories only apply to categorical columns")
         categories = parse_categories(value)
         if categories == spec.categories:
             return None
@@ -269,6 +277,26 @@ BOUNDS_HELP_HTML = (
 )
 
 
+def _html_name(name: str) -> str:
+    """A column name for rich text: elided, and escaped (a name may hold ``<``)."""
+    return html.escape(elide_name(name, PHRASE_CHARS))
+
+
+#: Longest message shown under the table (characters).
+MESSAGE_CHARS = 400
+
+
+def _short(text: str, name: str) -> str:
+    """A message for the line under the table: a long ``name`` elided wherever it
+    appears, and the whole bounded (its start and its end, which says what happened)."""
+    if len(name) > PHRASE_CHARS:
+        text = text.replace(name, elide_name(name, PHRASE_CHARS))
+    if len(text) > MESSAGE_CHARS:
+        tail = MESSAGE_CHARS // 3
+        text = f"{text[:MESSAGE_CHARS - tail - 3]} … {text[-tail:]}"
+    return text
+
+
 def suggest_bounds(column: str) -> tuple[float, float, str] | None:
     """A public range suggested by the column's *name* (never its values), if any."""
     name = column.strip().lower().replace(" ", "_").replace("-", "_")
@@ -303,7 +331,7 @@ class BoundsHelpDialog(QDialog):
             if self.suggestion is not None:
                 lower, upper, reason = self.suggestion
                 note = QLabel(
-                    f"For <b>{spec.name}</b>: {reason}, so <b>{format_bound(lower)} – "
+                    f"For <b>{_html_name(spec.name)}</b>: {reason}, so <b>{format_bound(lower)} – "
                     f"{format_bound(upper)}</b> is a public choice (from the column's name, "
                     "not its values). Check it against your codebook.", self)
                 note.setWordWrap(True)
@@ -313,7 +341,7 @@ class BoundsHelpDialog(QDialog):
                     QDialogButtonBox.ButtonRole.AcceptRole)
                 self.use_button.clicked.connect(self._use)
             else:
-                note = QLabel(f"No standard range is known for <b>{spec.name}</b>: "
+                note = QLabel(f"No standard range is known for <b>{_html_name(spec.name)}</b>: "
                               "choose one from its codebook or public statistics.", self)
                 note.setWordWrap(True)
                 layout.addWidget(note)
@@ -353,6 +381,19 @@ class SchemaModel(QAbstractTableModel):
     def set_row(self, i: int, row: Row) -> None:
         self._rows[i] = row
         self.dataChanged.emit(self.index(i, 0), self.index(i, len(HEADERS) - 1))
+
+    def replace_rows(self, rows: list[Row]) -> None:
+        """Same columns, new rows: one repaint of what is shown, no reset of the view."""
+        if len(rows) != len(self._rows):
+            raise ValueError("replace_rows keeps the number of rows")
+        self._rows = list(rows)
+        if rows:
+            self.dataChanged.emit(self.index(0, 0),
+                                  self.index(len(rows) - 1, len(HEADERS) - 1))
+
+    def row_at(self, i: int) -> Row:
+        """Row ``i`` (no copy of the whole list, unlike :attr:`rows`)."""
+        return self._rows[i]
 
     def row_of(self, name: str) -> int:
         for i, row in enumerate(self._rows):
@@ -456,7 +497,7 @@ class SchemaModel(QAbstractTableModel):
     def _display(self, row: Row, column: int) -> str:
         spec = row.spec
         if column == COL_NAME:
-            return spec.name
+            return elide_name(spec.name)  # bounded: Qt lays out the whole text per paint
         if column == COL_TYPE:
             return spec.type.label
         state = self._state(row)
@@ -480,7 +521,8 @@ class SchemaModel(QAbstractTableModel):
     def _tooltip(self, row: Row, column: int) -> str:
         spec = row.spec
         if column == COL_NAME:
-            return spec.description or spec.name
+            full = name_tooltip(spec.name)
+            return f"{full}\n{spec.description}" if spec.description else full
         if column == COL_TYPE:
             if row.explicit:
                 return f"{spec.type.label} (declared)"
@@ -828,7 +870,7 @@ class SchemaPanel(QWidget):
         return [row.spec.name for row in self.model.rows]
 
     def row(self, name: str) -> Row:
-        return self.model.rows[self.model.row_of(name)]
+        return self.model.row_at(self.model.row_of(name))
 
     def cell_texts(self, name: str) -> tuple[str, ...]:
         """The five cells of column ``name`` as shown (tests and accessibility)."""
@@ -861,12 +903,13 @@ class SchemaPanel(QWidget):
         return self._edit(i, field_name, value)
 
     def _edit(self, i: int, field_name: str, value: Any) -> bool:
-        before = self.model.rows[i]
+        before = self.model.row_at(i)
         try:
             after = edit_row(before, field_name, value)
         except DataError as exc:
-            self._show_message(f"{exc} — not applied; '{before.spec.name}' keeps "
-                               f"{describe_row(before)}.")
+            name = before.spec.name
+            self._show_message(_short(f"{exc} — not applied; '{name}' keeps "
+                                      f"{describe_row(before)}.", name))
             return False
         if after is None:
             return True
@@ -914,9 +957,9 @@ class SchemaPanel(QWidget):
             QMessageBox.critical(self, "Could not save the declarations", str(exc))
             return False
         rows = self.model.rows
-        for i, row in enumerate(rows):
-            if not row.explicit:
-                self.model.set_row(i, replace(row, explicit=True))
+        if not all(row.explicit for row in rows):  # saved types are declared, not guessed
+            self.model.replace_rows([row if row.explicit else replace(row, explicit=True)
+                                     for row in rows])
         self.undo_stack.setClean()
         self._show_message(f"Saved to {path.name}.", error=False)
         self._update_summary()
@@ -929,7 +972,7 @@ class SchemaPanel(QWidget):
         index = self.table.currentIndex()
         if not index.isValid():
             return None
-        return self.model.rows[index.row()].spec.name
+        return self.model.row_at(index.row()).spec.name
 
     def show_bounds_help(self) -> BoundsHelpDialog:
         """Open the guidance; a range accepted there is applied as one undoable edit."""
@@ -942,16 +985,16 @@ class SchemaPanel(QWidget):
 
     def _set_bounds(self, name: str, lower: float, upper: float) -> bool:
         i = self.model.row_of(name)
-        before = self.model.rows[i]
+        before = self.model.row_at(i)
         try:
             spec = ColumnSpec(name, ColumnType.NUMERIC, lower=lower, upper=upper,
                               description=before.spec.description)
         except DataError as exc:
-            self._show_message(str(exc))
+            self._show_message(_short(str(exc), name))
             return False
         after = replace(before, spec=spec, explicit=True, draft_lower=None, draft_upper=None)
         self.undo_stack.push(_RowEdit(self, i, before, after,
-                                      f"Declare bounds of '{name}' "
+                                      f"Declare bounds of '{elide_name(name, PHRASE_CHARS)}' "
                                       f"{format_bound(lower)} – {format_bound(upper)}"))
         return True
 
@@ -975,10 +1018,10 @@ class SchemaPanel(QWidget):
         missing = len(usable) - declared
         parts = [f"{dataset.n_rows:,} rows"]
         if missing:
-            parts.append(f"<span style='color:{palette.warning}'>{missing} of {len(usable)} "
-                         f"columns undeclared</span>")
+            parts.append(f"<span style='color:{palette.warning}'>{missing:,} of "
+                         f"{len(usable):,} columns undeclared</span>")
         else:
-            parts.append(f"all {len(usable)} columns declared")
+            parts.append(f"all {len(usable):,} columns declared")
         if self.is_dirty():
             parts.append(f"<span style='color:{palette.warning}'>unsaved changes</span>")
         elif dataset.declared is None and not any(r.explicit for r in rows):
@@ -993,7 +1036,8 @@ class SchemaPanel(QWidget):
         header = self.table.horizontalHeader()
         metrics = self.table.fontMetrics()
         pad = 16
-        names = [r.spec.name for r in self.model.rows]
+        # Elided names, as shown: measuring a 100,000-character name lays it all out.
+        names = [elide_name(r.spec.name) for r in self.model.rows]
         name_width = max(metrics.horizontalAdvance(n) for n in [*names, "Column"]) + pad
         header.resizeSection(COL_NAME, min(name_width, 170))
         type_width = max(metrics.horizontalAdvance(t) for t in TYPE_LABELS.values()) + pad
@@ -1010,9 +1054,10 @@ class SchemaPanel(QWidget):
 
 
 def _command_text(before: Row, field_name: str, value: Any) -> str:
-    name = before.spec.name
+    """The undo stack's text (shown in the Undo button's tooltip): names elided."""
+    name = elide_name(before.spec.name, PHRASE_CHARS)
     if field_name == "type":
-        return f"Set type of '{name}' to {_parse_type(value, name).label}"
+        return f"Set type of '{name}' to {_parse_type(value, before.spec.name).label}"
     if field_name == "bounds":
         lower, upper = (str(v).strip() for v in value)
         if not lower and not upper:

@@ -24,6 +24,7 @@ from dpstudio.data.errors import DataError
 from dpstudio.data.schema import ColumnSpec, ColumnType, Schema
 from dpstudio.engine.registry import MechanismInfo, Param
 from dpstudio.ui import compute
+from dpstudio.ui.table_model import PHRASE_CHARS, elide_name
 from dpstudio.ui.worker import Coalescer, JobRunner
 
 __all__ = [
@@ -114,7 +115,17 @@ GLOSSARY = {
                  "the screen to others).",
     "gdp": "Gaussian differential privacy (μ-GDP): distinguishing neighbours is as hard as "
            "telling N(0, 1) from N(μ, 1).",
+    "missing": "Missing values (empty, NaN, ±inf): dropping them is the default, but under "
+               "replace a value may then appear where one was missing, so the sum uses the "
+               "larger true sensitivity max(hi − lo, |lo|, |hi|) (add-remove: max(|lo|, "
+               "|hi|) as before); imputing a declared constant inside the bounds counts "
+               "every row, which under replace makes the number of rows n public, so the "
+               "sensitivity is hi − lo and a mean is the noisy sum / n with the whole "
+               "budget (under add-remove n stays a noisy count).",
 }
+
+#: Queries of a central numeric column that take a missing-value treatment.
+MISSING_QUERIES = ("sum", "mean", "variance")
 
 QUERY_LABELS = {
     "count": "Count",
@@ -124,6 +135,7 @@ QUERY_LABELS = {
     "median": "Median",
     "quantile": "Quantile",
     "histogram": "Histogram",
+    "heavy_hitters": "Heavy hitters",
 }
 
 #: Parameters of the queries themselves, as registry Params so one form builder serves.
@@ -168,16 +180,16 @@ class ProjectBudget:
         return self.total_delta - self.spent_delta
 
 
-def _column_kind(spec: ColumnSpec) -> str | None:
-    """'numeric', 'categorical' or 'boolean' (None for text: nothing to analyse)."""
-    return None if spec.type is ColumnType.TEXT else spec.type.value
+def _column_kind(spec: ColumnSpec) -> str:
+    """'numeric', 'categorical', 'boolean' or 'text' (text: local heavy hitters only)."""
+    return spec.type.value
 
 
 class Session(QObject):
     """The analyst's choices for one dataset; emits :attr:`changed` with the aspect name.
 
     Aspects: dataset, column, trust_model, query, query_params, mechanism, params, epsilon,
-    delta, relation, confidence, compositions, metric, hide_true, budget.
+    delta, relation, confidence, compositions, metric, hide_true, budget, missing.
 
     ``project_budget`` is the open project's budget for this dataset (None: no project, or
     a project without a default budget for an unregistered dataset — then the session's
@@ -212,6 +224,10 @@ class Session(QObject):
         self.total_delta = 1e-5
         self.spent: list[tuple[str, float, float]] = []
         self.project_budget: ProjectBudget | None = None
+        #: Central sum/mean/variance: "drop" or "impute" missing values; ``impute_text`` is
+        #: the constant as typed ("" = the middle of the declared bounds).
+        self.missing = "drop"
+        self.impute_text = ""
 
     # -- dataset and column ----------------------------------------------------------
 
@@ -253,25 +269,30 @@ class Session(QObject):
                     continue  # e.g. a column or mechanism that is gone: keep the default
 
     def analysable_columns(self) -> list[ColumnSpec]:
-        """Columns a query can be asked of (not free text), in table order."""
+        """Columns a query can be asked of, in table order (free text: heavy hitters)."""
         if self.schema is None:
             return []
-        return [spec for spec in self.schema if _column_kind(spec) is not None]
+        return list(self.schema)
 
     def default_column(self) -> str | None:
-        """First numeric column with declared bounds, else the first declared one, else any."""
+        """First numeric column with declared bounds, else the first declared one, else any
+        (text columns last: only the local model's heavy hitters apply to them)."""
         columns = self.analysable_columns()
         for spec in columns:
             if spec.type is ColumnType.NUMERIC and spec.bounds is not None:
                 return spec.name
         for spec in columns:
-            if spec.is_declared:
+            if spec.is_declared and spec.type is not ColumnType.TEXT:
+                return spec.name
+        for spec in columns:
+            if spec.type is not ColumnType.TEXT:
                 return spec.name
         return columns[0].name if columns else None
 
     def set_column(self, name: str) -> None:
         if self.dataset is None or name == self.column:
             return
+        self.impute_text = ""  # a constant declared for another column's bounds
         self._load_column(name)
         self._settle(prefer_query=None)
         self.changed.emit("column")
@@ -322,10 +343,7 @@ class Session(QObject):
         self.column, self.spec = name, spec
         self.column_problem = None
         kind = _column_kind(spec)
-        if kind is None:
-            self.values, self.value_types = None, ()
-            self.column_problem = f"'{name}' is free text: no statistic to release"
-            return
+        shown = elide_name(name, PHRASE_CHARS)  # a name can be 100,000 characters long
         try:
             self.values = column_values(self.dataset.frame, spec)
         except DataError as exc:
@@ -334,16 +352,66 @@ class Session(QObject):
             return
         self.value_types = compute.registry_value_types(kind, self.values)
         if kind == "numeric" and spec.bounds is None:
-            self.column_problem = (f"declare public bounds for '{name}' (Columns panel or "
+            self.column_problem = (f"declare public bounds for '{shown}' (Columns panel or "
                                    "schema file): sensitivity comes from them, never from "
                                    "the data")
         elif kind == "categorical" and not spec.categories:
-            self.column_problem = (f"declare the categories of '{name}' (Columns panel or "
+            self.column_problem = (f"declare the categories of '{shown}' (Columns panel or "
                                    "schema file): they are public, never read from the data")
 
     @property
     def column_kind(self) -> str | None:
         return None if self.spec is None else _column_kind(self.spec)
+
+    # -- missing values (central sums, means, variances) ---------------------------------
+
+    @property
+    def missing_applies(self) -> bool:
+        """Whether the missing-value treatment applies: a central sum, mean or variance."""
+        return (self.trust_model == "central" and self.query in MISSING_QUERIES
+                and self.column_kind == "numeric")
+
+    def impute_value(self) -> float | None:
+        """The typed constant (None: empty, the engine then imputes the bounds' middle)."""
+        text = self.impute_text.strip()
+        if not text:
+            return None
+        try:
+            return float(text)
+        except ValueError:
+            return math.nan
+
+    def missing_problem(self) -> str | None:
+        """One line when the imputed value cannot be used (not a number, outside the bounds)."""
+        if not self.missing_applies or self.missing != "impute" or self.spec is None:
+            return None
+        value, bounds = self.impute_value(), self.spec.bounds
+        if value is None or bounds is None:
+            return None
+        if not math.isfinite(value):
+            return f"the imputed value must be a number, got '{self.impute_text.strip()}'"
+        lo, hi = bounds
+        if not lo <= value <= hi:
+            return (f"the imputed value {value:g} lies outside the declared bounds "
+                    f"[{lo:g}, {hi:g}] of '{elide_name(self.spec.name)}': impute a value "
+                    "inside them")
+        return None
+
+    def set_missing(self, missing: str, impute: float | str | None = None) -> None:
+        """Drop or impute missing values; ``impute`` (a number or its text) sets the value."""
+        if missing not in ("drop", "impute"):
+            raise ValueError(f"missing must be drop or impute, got {missing!r}")
+        text = self.impute_text if impute is None else (
+            impute if isinstance(impute, str) else f"{float(impute):g}")
+        if (missing, text) != (self.missing, self.impute_text):
+            self.missing, self.impute_text = missing, text
+            self.changed.emit("missing")
+
+    def set_impute(self, text: str) -> None:
+        """The imputed constant as typed (checked by :meth:`missing_problem`)."""
+        if text != self.impute_text:
+            self.impute_text = text
+            self.changed.emit("missing")
 
     @property
     def n(self) -> int:
@@ -382,6 +450,8 @@ class Session(QObject):
         return any(self.query_available(q, trust_model) for q in self.queries())
 
     def metrics(self) -> list[str]:
+        if self.query == "heavy_hitters":
+            return ["rmse"]  # of each discovered word's count (no fixed set of cells)
         out = ["rmse", "relative"]
         if self.query == "histogram" or self.column_kind in ("categorical", "boolean"):
             out.append("tv")
@@ -404,7 +474,9 @@ class Session(QObject):
         if not self.queries():
             return
         if not self.trust_model_available(self.trust_model):
-            self.trust_model = "central"
+            # The first model with a mechanism for this column (text: local only).
+            self.trust_model = next((tm for tm in TRUST_MODELS
+                                     if self.trust_model_available(tm)), "central")
         queries = [q for q in self.queries() if self.query_available(q)]
         wanted = prefer_query or self.query
         if wanted not in queries:
@@ -548,7 +620,7 @@ class Session(QObject):
         if not self.mechanism:
             return (f"No {TRUST_MODELS[self.trust_model]['label'].lower()}-model mechanism "
                     f"answers a {self.query} of this column yet")
-        return None
+        return self.missing_problem()
 
     def settings(self) -> compute.Settings | None:
         """A hashable snapshot for the jobs, or None when nothing can be computed."""
@@ -565,6 +637,11 @@ class Session(QObject):
             quantile=float(self.query_params.get("quantile", 0.9)),
             relation=self.relation,
             confidence=self.confidence, metric=self.metric, compositions=self.compositions,
+            # Only a central sum, mean or variance takes a missing-value treatment (local
+            # releases send the bounds' middle for a missing value, whatever this says).
+            missing=self.missing if self.missing_applies else "drop",
+            impute=self.impute_value() if (self.missing_applies
+                                           and self.missing == "impute") else None,
         )
 
 
@@ -802,6 +879,8 @@ class Analysis(QObject):
             self._submitted["compare"] = None
             if result.key == self._shown.get("utility"):
                 self.compare_ready.emit(result)
+        elif self._submitted.get(key) is None:
+            return  # cleared since (e.g. a bad imputed value): a stale result, not shown
         elif key == "tradeoff":
             self.tradeoff_ready.emit(result)
         elif key == "preview":

@@ -28,7 +28,7 @@ from dpstudio.ui.plots import (
     style_plot,
 )
 from dpstudio.ui.session import TRUST_MODELS
-from dpstudio.ui.style import MUTED
+from dpstudio.ui.style import MUTED, configure_pyqtgraph
 
 __all__ = ["UtilityPlot"]
 
@@ -55,6 +55,7 @@ class UtilityPlot(pg.PlotWidget):
     updated = Signal(str)  # "lines", "points", "marker", "clear"
 
     def __init__(self, parent=None) -> None:
+        configure_pyqtgraph()  # before the widget exists: its background is read at creation
         super().__init__(parent)
         style_plot(self, "Privacy–utility", "ε (log scale)", "error", UTILITY_TOOLTIP)
         self._lines: dict[str, tuple[np.ndarray, np.ndarray, str, bool]] = {}

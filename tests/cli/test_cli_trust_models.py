@@ -22,7 +22,8 @@ def run(capsys, *argv):
 def test_local_histogram_json_contract(capsys, mechanism):
     column, cats = ("cheated_on_exam", None) if mechanism == "rr" else ("faculty", None)
     code, out, err = run(capsys, "query", SURVEY, "--column", column, "--query", "histogram",
-                         "--mechanism", mechanism, "--epsilon", "2", "--simulate", "1", "--json")
+                         "--mechanism", mechanism, "--epsilon", "2", "--simulate", "1", "--json",
+                         "--analyst")
     assert code == 0, err
     data = json.loads(out)
     assert data["trust_model"] == "local" and data["epsilon"] == 2.0
@@ -53,7 +54,8 @@ def test_export_records_writes_what_the_collector_receives(capsys, tmp_path):
         rows = list(csv.reader(handle))
     assert len(rows) == 1 + json.loads(out)["n"]  # a header and one report per user
     reported = {int(r[0]) for r in rows[1:]}
-    assert reported <= set(range(6)) and len(reported) == 6  # codes, never raw labels
+    # Codes, never raw labels: six declared categories and the "other or missing" code 6.
+    assert reported <= set(range(7)) and len(reported) == 7
     assert not any("Engineering" in ",".join(r) for r in rows)
     assert list(tmp_path.iterdir()) == [target]  # no temporary file left behind
 
@@ -98,7 +100,7 @@ def test_registry_parameters_become_flags(capsys):
 def test_dp_logistic_regression_from_the_command_line(capsys):
     args = ["query", SURVEY, "--column", "cheated_on_exam", "--query", "logistic_regression",
             "--mechanism", "dp_erm_logistic", "--features", "hours_studied_per_week,gpa",
-            "--epsilon", "2", "--lambda", "0.05", "--simulate", "1", "--json"]
+            "--epsilon", "2", "--lambda", "0.05", "--analyst", "--simulate", "1", "--json"]
     code, out, err = run(capsys, *args)
     assert code == 0, err
     data = json.loads(out)

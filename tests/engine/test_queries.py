@@ -181,7 +181,11 @@ def test_simulate_histogram_and_quantile_shapes():
 
 
 def test_pure_epsilon_mechanisms_report_no_delta():
+    # A δ offered to a pure mechanism is refused (issue 10, item 11), not silently dropped.
     spec = QuerySpec("sum", "laplace", epsilon=1.0, delta=1e-6, bounds=(0.0, 100.0))
-    assert run_query(AGES, spec, SimulationSource(0)).delta == 0.0
+    with pytest.raises(ParameterError, match="laplace is pure ε-DP: drop --delta"):
+        run_query(AGES, spec, SimulationSource(0))
+    pure = QuerySpec("sum", "laplace", epsilon=1.0, delta=0.0, bounds=(0.0, 100.0))
+    assert run_query(AGES, pure, SimulationSource(0)).delta == 0.0
     gauss = QuerySpec("sum", "gaussian", epsilon=1.0, delta=1e-6, bounds=(0.0, 100.0))
     assert run_query(AGES, gauss, SimulationSource(0)).delta == 1e-6

@@ -81,6 +81,7 @@ def assert_consistent(project_path: Path, out: Path, expect_recovery: bool = Tru
         if expect_recovery:
             assert not project.last_recovery.skipped
         assert project.integrity_check() == "ok"
+        assert project.integrity() == []  # interruptions are not tampering: chain intact
         records = project.ledger()
     expected: dict[str, str] = {}
     for r in records:

@@ -53,18 +53,19 @@ def test_local_krr_histogram_release(qapp, env, capsys):
     assert names == {f"{stem}{x}" for x in (".csv", ".json", ".records.csv", ".records.json",
                                              ".report.html", ".report.pdf", ".py",
                                              ".manifest.json")}
-    # Estimates: one row per declared category, with standard errors and intervals.
+    # Estimates: one row per declared category and one for the others (every row
+    # reports), with standard errors and intervals.
     with open(out / f"{stem}.csv", newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     categories = ["Arts", "Business", "Engineering", "Law", "Medicine", "Science"]
-    assert [r["cell"] for r in rows] == categories
+    assert [r["cell"] for r in rows] == categories + ["(other or missing)"]
     for r in rows:
         assert float(r["ci_low"]) <= float(r["ci_high"]) and float(r["std_error"]) > 0
     # Records: what the collector received — K-RR codes, never a category name.
     raw = (out / f"{stem}.records.csv").read_text(encoding="utf-8")
     lines = raw.splitlines()
     assert lines[0] == "report" and len(lines) == 1 + 2000
-    assert {int(x) for x in lines[1:]} <= set(range(len(categories)))
+    assert {int(x) for x in lines[1:]} <= set(range(len(categories) + 1))
     for name in categories:
         assert name not in raw
     doc = json.loads((out / f"{stem}.records.json").read_text(encoding="utf-8"))
@@ -78,6 +79,7 @@ def test_local_krr_histogram_release(qapp, env, capsys):
     assert m["trust_model"] == "local" and m["mechanism"]["name"] == "krr"
     assert m["privacy"]["epsilon"] == 1.0 and m["privacy"]["delta"] == 0.0
     assert m["local"]["codes"]["categories"] == categories and m["local"]["reports"] == 2000
+    assert m["local"]["codes"]["other_code"] == len(categories)
     assert "clamped" not in json.dumps(m)
     assert {f["role"] for f in m["files"]} >= {"records/csv", "records/json", "export/csv"}
     html = (out / f"{stem}.report.html").read_text(encoding="utf-8")

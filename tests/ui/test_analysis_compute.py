@@ -157,3 +157,35 @@ def test_jobs_report_progress_and_stop_when_cancelled(survey):
 
     with pytest.raises(Cancelled):
         compute.utility(s, values, StopAfterOne(), reps=20, mc_epsilons=EPS)
+
+
+# ------------------------------------------- missing values: the engine's plan (issue 10)
+
+
+def test_discrete_sum_tradeoff_uses_the_engines_sensitivity_under_replace(survey):
+    # ages in [18, 100], missing values dropped: a value may appear where one was missing,
+    # so the sum moves by up to 100, not 100 − 18 = 82 (the engine's rule, on its grid).
+    s, values = settings_for(survey, "age", query="sum", mechanism="discrete_laplace",
+                             relation="replace")
+    from dpstudio.engine.queries import run_query
+    from dpstudio.engine.rng import SimulationSource
+
+    (component,) = run_query(values, s.spec(), SimulationSource(0)).components
+    steps = round(component["sensitivity"] / component["grid"])
+    assert compute._discrete_steps(s, s.epsilon) == steps == 100
+    imputed = replace(s, missing="impute")
+    assert compute._discrete_steps(imputed, s.epsilon) == 82
+
+
+def test_imputed_mean_under_replace_is_one_noisy_sum_in_tradeoff_and_preview(survey):
+    s, values = settings_for(survey, "age", mechanism="gaussian", delta=1e-6,
+                             params=(("calibration", "analytic"),), relation="replace",
+                             missing="impute", impute=40.0)
+    assert compute._parts(s) == 1  # n public: no noisy count
+    assert compute._parts(replace(s, missing="drop")) == 2
+    r = compute.tradeoff(s)
+    fam = s.info.build(**s.info.resolve(s.spec().mechanism_params()))
+    assert r.mu == pytest.approx(1.0 / fam.continuous_scale(1.0, s.epsilon, 1e-6), rel=1e-9)
+    p = compute.preview(s, values)
+    assert any("imputed as 40" in note for note in p.notes)
+    assert s.utility_key() != replace(s, missing="drop", impute=None).utility_key()

@@ -411,3 +411,78 @@ def test_release_a_local_krr_histogram(window, qtbot, tmp_path, monkeypatch):
     window.projects.update_release_state()
     assert s.trust_model == "shuffle"
     assert not window.result_panel.release_button.isEnabled()
+
+
+def test_release_confirmation_shows_the_randomizers_true_epsilon(window, qtbot, tmp_path,
+                                                                 monkeypatch):
+    """Randomized response with p = 0.75 is ln 3-DP whatever the ε slider says: the
+    confirmation, the ledger and the manifest all show ln 3 ≈ 1.0986 (before: ε = 1)."""
+    import json
+    import math
+
+    path = tmp_path / "study.dpstudio"
+    assert window.projects.create_project(path, epsilon=3.0, delta=1e-5, relation="replace")
+    s = window.session
+    s.set_column("cheated_on_exam")
+    s.set_trust_model("local")
+    s.set_query("histogram")
+    s.set_mechanism("rr")
+    s.set_epsilon(1.0)
+    s.set_param("p", 0.75)
+    assert (s.trust_model, s.mechanism, s.epsilon) == ("local", "rr", 1.0)
+    window.projects.update_release_state()
+    confirm = Confirm(monkeypatch)
+    record = _release(window, qtbot)
+    dialog = confirm.dialogs[0]
+    assert "ε = 1.099" in dialog.charge_label.text(), dialog.charge_label.text()
+    assert "ε = 1," not in dialog.charge_label.text()
+    assert float(record.epsilon) == pytest.approx(math.log(3), abs=1e-14)
+    assert float(record.epsilon) >= math.log(3)
+    manifest = next(f.path for f in record.files if f.name.endswith(".manifest.json"))
+    assert json.loads(manifest.read_text())["privacy"]["epsilon"] == float(record.epsilon)
+    assert window.ledger_view.rows()[0][5] == "1.099"
+
+
+def test_an_edited_ledger_is_shown_and_refused_until_acknowledged(window, qtbot, tmp_path,
+                                                                   monkeypatch, messages):
+    """A release row deleted with sqlite3 while the project is closed: opening it warns and
+    says what changed, the Ledger tab shows it, Release… is disabled with the reason; the
+    tab's Acknowledge button (confirmed) keeps the pessimistic charge and allows releases."""
+    import sqlite3
+
+    path = _create(window, tmp_path, epsilon=3.0)
+    Confirm(monkeypatch)
+    window.session.set_epsilon(0.5)
+    _release(window, qtbot)
+    _release(window, qtbot)
+    window.projects.close_project()
+    conn = sqlite3.connect(path)
+    conn.execute("DELETE FROM releases WHERE id = 2")
+    conn.execute("UPDATE datasets SET budget_epsilon = '50'")
+    conn.commit()
+    conn.close()
+    window.show()
+    assert window.projects.open_project(path)
+    assert window.tabs.currentWidget() is window.ledger_view
+    kind, title, text = messages[-1]
+    assert (kind, title) == ("warning", "The ledger was changed outside DP Studio")
+    assert "release #2 was deleted" in text and "budget ε raised from 3.0 to 50" in text
+    view = window.ledger_view
+    assert view.tamper.isVisibleTo(window) and view.acknowledge_button.isVisibleTo(window)
+    assert "release #2 was deleted" in view.tamper.text()
+    button = window.result_panel.release_button
+    assert not button.isEnabled() and "changed outside DP Studio" in button.toolTip()
+    # The budget shown is the pessimistic one even before acknowledging.
+    assert window.session.project_budget.spent_epsilon == pytest.approx(1.0)
+    assert window.session.project_budget.total_epsilon == pytest.approx(3.0)
+    asked = []
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(
+        lambda *a, **k: asked.append(a[2]) or QMessageBox.StandardButton.Yes))
+    qtbot.mouseClick(view.acknowledge_button, Qt.MouseButton.LeftButton)
+    assert asked and "release #2 was deleted" in asked[0]
+    assert not view.tamper.isVisibleTo(window) and button.isEnabled()
+    rows = view.rows()
+    assert [r[7] for r in rows] == ["done", "aborted"]  # restored, still charged
+    record = _release(window, qtbot)
+    assert record.id == 3
+    assert window.session.project_budget.spent_epsilon == pytest.approx(1.5)

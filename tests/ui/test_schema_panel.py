@@ -269,3 +269,30 @@ def test_edit_row_is_pure():
     assert edit_row(row, "upper", "1") is None
     new = edit_row(row, "upper", "2")
     assert new.spec.bounds == (0.0, 2.0) and row.spec.bounds == (0.0, 1.0)
+
+
+def test_a_long_name_is_elided_in_cells_messages_and_guidance(qtbot, tmp_path):
+    """A header can hold any name: cells, refusals, undo texts and the guidance show it
+    bounded (and escaped in rich text), the tooltip and the schema keep it whole."""
+    name = "<b>" + "y" * 1500 + "_age"  # whole in a tooltip (up to 2,000 characters)
+    path = tmp_path / "long.csv"
+    pd.DataFrame({name: [30, 41], "n": [1, 2]}).to_csv(path, index=False)
+    panel = SchemaPanel()
+    qtbot.addWidget(panel)
+    panel.set_dataset(open_dataset(path))
+    cell = panel.model.index(0, sp.COL_NAME)
+    assert len(panel.model.data(cell)) <= 60 and panel.model.data(cell).endswith("…")
+    assert panel.model.data(cell, Qt.ItemDataRole.ToolTipRole) == name
+    assert not panel.edit(name, "lower", "abc")
+    message = panel.message_text()
+    assert "must be a number, not 'abc'" in message and "not applied" in message
+    assert len(message) < 300
+    assert panel.edit(name, "bounds", ("0", "120"))
+    assert panel.schema()[name].bounds == (0.0, 120.0)
+    assert len(panel.undo_stack.undoText()) < 100
+    dialog = sp.BoundsHelpDialog(panel.row(name).spec)
+    qtbot.addWidget(dialog)
+    notes = [label.text() for label in dialog.findChildren(sp.QLabel)
+             if label.text().startswith("For ")]
+    assert len(notes) == 1 and "&lt;b&gt;" in notes[0] and len(notes[0]) < 400
+    assert dialog.suggestion[:2] == (0.0, 120.0)  # guidance still reads the whole name

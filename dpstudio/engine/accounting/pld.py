@@ -74,9 +74,14 @@ MAX_GRID = 1 << 21
 # Largest output window of self_compose: past it the step h is widened in proportion, so
 # the cost of k-fold composition is bounded whatever k is (the error grows like h²).
 MAX_COMPOSED_GRID = 1 << 19
+# Most runs self_compose accepts (see there).
+MAX_SELF_COMPOSE = 1 << 40
 # Relative allowance added to δ for floating-point round-off in the masses and sums: the
 # errors measured against closed forms are ~1e-13 relative to the mass above ε.
 ROUNDOFF = 1e-11
+# A k-fold composition whose window would coarsen one run's PLD below this many points
+# is done in two stages instead (see _self_compose).
+_MIN_COARSE_POINTS = 64
 # FFT convolution below this many output points is no faster than direct convolution.
 _DIRECT_CONVOLUTION = 64
 
@@ -216,7 +221,13 @@ def _pmf_from_atoms(h: float, losses: np.ndarray, masses: np.ndarray, inf_mass: 
         down = 1.0 - up
     else:  # u = 0 gives up = 0, down = 1: atoms on the grid stay where they are
         up = np.expm1(-u) / np.expm1(-h)
-        down = np.expm1(h - u) / np.expm1(h)
+        # (e^{h−u} − 1)/(e^h − 1) written as e^{−u}(e^{u−h} − 1)/(e^{−h} − 1): the same
+        # number, but finite for the coarse grids (h > 709) of very long compositions,
+        # where e^h overflows and the plain quotient is inf/inf = NaN.
+        if h < 700.0:
+            down = np.expm1(h - u) / np.expm1(h)
+        else:
+            down = np.exp(-u) * (np.expm1(u - h) / np.expm1(-h))
     lo = int(j.min())
     idx = (j - lo).astype(np.int64)
     n = int(idx.max()) + 2
@@ -424,7 +435,19 @@ def _self_compose(pmf: _Pmf, k: int, tail: float) -> _Pmf:
     a, b, dn_bound, up_bound = _chernoff_window(pmf.offset + nz, pmf.probs[nz], k, tail)
     width = b - a + 1
     if width > MAX_COMPOSED_GRID:
-        coarser = _regrid(pmf, pmf.h * width / (MAX_COMPOSED_GRID - 64))
+        factor = width / (MAX_COMPOSED_GRID - 64)
+        if pmf.probs.size < _MIN_COARSE_POINTS * factor and k >= 4:
+            # Coarsening one run's PLD this much would leave it a few points, and every
+            # run then adds about one grid step² of variance, so the window never fits
+            # (k ≳ 10⁹: a cascade of ever coarser grids, NaN at h > 709, a meaningless
+            # ε). Compose in two stages instead, k = m·q + r with m ≈ √k: the coarsening
+            # then happens once, on the m-fold PLD, whose spread is √m times wider.
+            # Every step (composition, regrid, truncation) only raises δ(ε).
+            m = math.isqrt(k)
+            q, r = divmod(k, m)
+            out = _self_compose(_self_compose(pmf, m, tail), q, tail)
+            return out if r == 0 else _compose(out, _self_compose(pmf, r, tail), tail)
+        coarser = _regrid(pmf, pmf.h * factor)
         return _self_compose(coarser, k, tail)
     n = pmf.probs.size
     size = sp_fft.next_fast_len(max(width, n), real=True)
@@ -614,6 +637,12 @@ class PLD:
         PLD
         """
         k = count("the number of compositions", k)
+        if k > MAX_SELF_COMPOSE:
+            # Beyond it the window's grid indices (k times a loss index) leave the range
+            # where floats are exact, and the pessimism argument no longer covers them.
+            raise ParameterError(
+                f"the PLD accountant composes at most 2^40 ≈ {MAX_SELF_COMPOSE:.3g} runs, "
+                f"got {k}; use the RDP accountant (--method rdp) for more")
         remove = _self_compose(self._remove, k, self._tail)
         add = None if self._add is None else _self_compose(self._add, k, self._tail)
         return PLD(remove, add, self._tail)

@@ -10,24 +10,30 @@ secagg      pairwise-masked secure aggregation with dropout recovery (Bonawitz e
             2017, simulated), over a sparse random graph above 512 clients (Bell et al.
             2020), masks by a numpy ChaCha20 vectorized over keys
 secure_sum  the protocol end to end and the registry entries ``secagg_gaussian`` and
-            ``skellam``: :func:`run_secure_sum`, :func:`plan_secure_sum`
+            ``skellam``: :func:`run_secure_sum`, :func:`plan_secure_sum`; the noise is
+            planned for the honest clients left after the declared dropouts
+            (:class:`NoisePlan`)
 """
 
 from dpstudio.engine.distributed.noise import DistributedNoise, calibrate_noise
 from dpstudio.engine.distributed.secagg import SecAggSession, setup_session
 from dpstudio.engine.distributed.secure_sum import (
+    NoisePlan,
     SecureSumMechanism,
     SecureSumResult,
+    corrupt_clients,
     plan_secure_sum,
     run_secure_sum,
 )
 
 __all__ = [
     "DistributedNoise",
+    "NoisePlan",
     "SecAggSession",
     "SecureSumMechanism",
     "SecureSumResult",
     "calibrate_noise",
+    "corrupt_clients",
     "plan_secure_sum",
     "run_secure_sum",
     "setup_session",

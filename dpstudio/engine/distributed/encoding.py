@@ -28,6 +28,7 @@ __all__ = [
     "check_bounds",
     "check_precision_bits",
     "encode_values",
+    "missing_count",
     "randomized_round",
     "unit_values",
 ]
@@ -85,22 +86,39 @@ class Encoded:
         return count * self.lower + integer_sum * self.step_value
 
 
-def unit_values(values, bounds) -> tuple[np.ndarray, float, float, int]:
-    """Finite values clamped to the bounds and scaled to [0, 1]; (u, lower, upper, clamped).
+MISSING_NOTE = ("every client sends a message: a missing or non-finite value is sent as the "
+                "middle of the declared bounds, so n is the number of rows and who answered "
+                "is not revealed")
 
-    Missing values (NaN) are not clients' values and are dropped; how many values were
-    clamped is for the analyst only.
+
+def missing_count(values) -> int:
+    """How many entries are missing or non-finite (NaN, ±inf): analyst-only."""
+    v = np.asarray(values, dtype=np.float64).ravel()
+    return int(v.size - np.count_nonzero(np.isfinite(v)))
+
+
+def unit_values(values, bounds) -> tuple[np.ndarray, float, float, int]:
+    """Values clamped to the bounds and scaled to [0, 1]; (u, lower, upper, clamped).
+
+    Every row is a client, and every client sends a message: a missing or non-finite
+    value is sent as the middle of the declared bounds (u = 1/2). Dropping such clients
+    would make n, which the server or the shuffler sees, reveal how many of them there
+    are, and a missing/present pair would then not be replace-neighbours at sensitivity
+    one grid width. How many values were clamped is for the analyst only.
     """
     lo, hi = check_bounds(bounds)
     try:
         v = np.asarray(values, dtype=np.float64).ravel()
     except (TypeError, ValueError):
         raise QueryError("a sum or mean needs a numeric column") from None
-    v = v[np.isfinite(v)]
     if v.size == 0:
+        raise QueryError("the column is empty")
+    finite = np.isfinite(v)
+    if not finite.any():
         raise QueryError("the column has no finite values (all missing, NaN or infinite)")
-    clamped = int(np.count_nonzero((v < lo) | (v > hi)))
-    return (np.clip(v, lo, hi) - lo) / (hi - lo), lo, hi, clamped
+    clamped = int(np.count_nonzero(finite & ((v < lo) | (v > hi))))
+    u = np.where(finite, (np.clip(v, lo, hi) - lo) / (hi - lo), 0.5)
+    return u, lo, hi, clamped
 
 
 def encode_values(values, bounds, precision: int, source: Source) -> Encoded:

@@ -26,9 +26,12 @@ Two families, both on the integers (values are first rounded to a grid of 1/p st
     valid bound, we minimize on a fine grid). The sum's variance is S·Var(N_Z(0, σ_c²)), that
     of the central discrete Gaussian of σ² = Sσ_c² up to a relative e^{−2π²σ_c²}.
 
-Noise is planned for N clients; if some drop out the survivors' noise is smaller, and the
-guarantee reported is the one for the noise actually added (calibrate for the number of
-clients you are sure will survive).
+Noise is planned for N clients: the shares of any N of them give (ε, δ). Calibrate for
+the clients whose shares are sure to reach the sum *and* stay unknown to the adversary —
+under secure aggregation, the honest clients left after the planned dropouts, since
+clients colluding with the server hand it their shares
+(:mod:`~dpstudio.engine.distributed.secure_sum` does so). More shares only add noise
+(post-processing); with fewer, :meth:`DistributedNoise.guarantee` gives the weaker ε.
 
 Poisson draws use :func:`dpstudio.engine.sampling.categorical_log` on the support of
 Pois(λ) cut where the remaining mass is below 2⁻¹⁰⁰, with log-weights accumulated in
@@ -360,6 +363,9 @@ def distributed_gaussian_sigma(sensitivity: int, epsilon: float, delta: float, c
 class DistributedNoise:
     """Noise shares planned so that the sum over ``planned_clients`` clients meets
     (ε, δ) for an integer statistic of sensitivity ``sensitivity`` (grid steps).
+
+    ``planned_clients`` counts the shares the adversary does not know: under secure
+    aggregation, the honest survivors, not every client.
 
     ``per_client`` is the per-client variance (Skellam) or σ_c (discrete Gaussian).
     """

@@ -5,7 +5,8 @@ The protocol, for n clients with values in declared bounds:
 1. each client encodes its value as an integer in {0, …, p} (randomized rounding,
    :mod:`~dpstudio.engine.distributed.encoding`) and adds its noise share
    (:mod:`~dpstudio.engine.distributed.noise`: Skellam or discrete Gaussian, planned so
-   that the shares of the clients sure to survive carry the central mechanism's noise);
+   that the shares of the *honest* clients sure to survive carry the central mechanism's
+   noise — see "Threat model" below);
 2. the clients mask their noisy integers modulo q = 2^b and the server sums them
    (:mod:`~dpstudio.engine.distributed.secagg`: pairwise masks over all pairs up to 512
    clients, over a random O(log n)-regular graph above), recovering from dropouts;
@@ -15,6 +16,18 @@ The protocol, for n clients with values in declared bounds:
 The server sees only masked messages and the noisy sum, so the guarantee is that of the
 noisy sum: replace-one neighbours, sensitivity p grid steps. The modulus is chosen so the
 noisy sum wraps around with probability below 2⁻⁴⁰ (reported as ``overflow_probability``).
+
+Threat model. The server may collude with up to c = ⌊γn⌋ clients (γ =
+``corrupt_fraction``): they hand it their values *and their noise shares*, which it
+subtracts, so only the honest clients' shares protect anyone. And the clients draw their
+shares before anyone drops out, so the noise must be planned for the declared dropout
+tolerance K (``max_dropouts``), never for the dropouts that then happen; the server may
+choose whom to drop, so at worst all K are honest. The noise is therefore calibrated so
+that the shares of H = n − c − K honest survivors *alone* give (ε, δ); the released sum
+carries all survivors' shares, a variance (n − d)/H times the honest one
+(``noise_variance`` against ``honest_noise_variance``). A run in which more than K
+clients drop out is refused: the planned ε no longer holds and is never claimed (the
+error states the weaker ε of the noise that remains).
 
 Entry points: :func:`run_secure_sum` (a simulated run on a real column) and
 :func:`plan_secure_sum` (the same report figures, no data, no simulation). Both take a
@@ -42,8 +55,10 @@ from dpstudio.engine.registry import REGISTRY, MechanismInfo, Param
 from dpstudio.engine.rng import Source
 
 __all__ = [
+    "NoisePlan",
     "SecureSumMechanism",
     "SecureSumResult",
+    "corrupt_clients",
     "plan_secure_sum",
     "run_secure_sum",
 ]
@@ -62,7 +77,9 @@ class SecureSumResult:
     data-independent: stderr is an upper bound (rounding counted at its worst, n/4 steps²)
     and P(|error| > error_bound) ≤ 1 − confidence rigorously (noise tail + Bernstein for
     rounding). ``central_stderr`` is the standard error of the central discrete Gaussian
-    meeting the same (ε, δ) on the same grid, for comparison.
+    meeting the same (ε, δ) on the same grid, for comparison. ``noise_variance`` is the
+    variance of the noise in the released value (all survivors' shares);
+    ``honest_noise_variance`` that of the ``honest_clients`` shares the guarantee rests on.
     """
 
     mechanism: str
@@ -89,9 +106,67 @@ class SecureSumResult:
     clamped: int = 0
     accounting: str = ""
     notes: list[str] = field(default_factory=list)
+    # Threat model the noise was planned for (module doc): ⌊γn⌋ colluding clients, the
+    # H = n − ⌊γn⌋ − max_dropouts honest survivors whose shares alone give (ε, δ), and the
+    # variance of those H shares (value units; ``noise_variance`` is that of all survivors).
+    corrupt_fraction: float = 0.0
+    corrupt_clients: int = 0
+    honest_clients: int = 0
+    honest_noise_variance: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def corrupt_clients(n: int, corrupt_fraction: float) -> int:
+    """Most clients that may collude with the server: ⌊γn⌋.
+
+    γn is rounded to 9 decimals first, so that a fraction typed in decimal counts the
+    clients it means (0.29 × 100 is 28.999999999999996 in binary floating point: 29
+    colluders, not 28) — the pessimistic side.
+    """
+    return int(math.floor(round(float(corrupt_fraction) * int(n), 9)))
+
+
+@dataclass(frozen=True)
+class NoisePlan:
+    """What the n clients agree on before anyone drops out.
+
+    Attributes
+    ----------
+    noise : DistributedNoise
+        The shares, calibrated for ``honest`` clients (``noise.planned_clients``).
+    modulus_bits : int
+        Messages are integers modulo 2^bits.
+    n_clients : int
+        Clients taking part.
+    corrupt : int
+        ⌊γn⌋ clients who may collude with the server (their shares protect no one).
+    max_dropouts : int
+        Dropouts the noise is planned for (declared in advance).
+    honest : int
+        n − corrupt − max_dropouts: honest clients sure to survive, whose shares alone
+        give (ε, δ).
+    """
+
+    noise: DistributedNoise
+    modulus_bits: int
+    n_clients: int
+    corrupt: int
+    max_dropouts: int
+    honest: int
+
+    def honest_survivors(self, dropouts: int) -> int:
+        """Honest clients left at worst after ``dropouts`` (the server drops honest ones)."""
+        return self.n_clients - self.corrupt - int(dropouts)
+
+    def guarantee(self, dropouts: int) -> tuple[float, float]:
+        """(ε, δ) against the colluding server after ``dropouts``: that of the shares of
+        the honest survivors alone (the planned one while ``dropouts`` ≤ max_dropouts)."""
+        h = self.honest_survivors(dropouts)
+        if h < 1:
+            return math.inf, self.noise.delta
+        return self.noise.guarantee(h)
 
 
 class SecureSumMechanism:
@@ -133,20 +208,53 @@ class SecureSumMechanism:
 
     # --------------------------------------------------------------------- planning
 
-    def _plan(self, n: int, dropouts: int) -> tuple[DistributedNoise, int, int]:
-        n, dropouts = int(n), int(dropouts)
+    def plan_noise(self, n: int) -> NoisePlan:
+        """The noise the clients draw, planned before anyone drops out.
+
+        The shares are calibrated so that those of the n − ⌊γn⌋ − max_dropouts honest
+        clients sure to survive give (ε, δ) alone: the colluders' shares are known to the
+        server, and who drops out is not known when the shares are drawn.
+        """
+        n = int(n)
         if n < 2:
             raise QueryError(f"secure aggregation needs at least 2 clients, got {n}")
-        max_drop = max(self.max_dropouts, dropouts)
+        max_drop = self.max_dropouts
         threshold = n // 2 + 1
         if n - max_drop < threshold:
             raise ParameterError(
                 f"up to {max_drop} dropouts among {n} clients leaves fewer than the "
                 f"{threshold} survivors needed to recover the masks")
+        corrupt = corrupt_clients(n, self.corrupt_fraction)
+        honest = n - corrupt - max_drop
+        if honest < 1:
+            raise ParameterError(
+                f"with {corrupt} of {n} clients colluding and {max_drop} dropouts planned, "
+                f"no honest client is sure to survive to add noise")
         noise = calibrate_noise(self.family, self.precision, self.epsilon, self.delta,
-                                n - max_drop)
+                                honest)
         bits = self.modulus_bits or self._auto_modulus_bits(noise, n)
-        return noise, bits, max_drop
+        return NoisePlan(noise, bits, n, corrupt, max_drop, honest)
+
+    def check_dropouts(self, plan: NoisePlan, dropouts: int) -> None:
+        """Refuse, in one line, a run where more clients dropped out than planned.
+
+        The shares were drawn before the dropouts, so the honest survivors' noise may now
+        be short of (ε, δ): the message states the weaker ε that holds, never the planned.
+        """
+        d = int(dropouts)
+        if d < 0:
+            raise ParameterError(f"dropouts must be ≥ 0, got {dropouts}")
+        if d <= plan.max_dropouts:
+            return
+        eps, _ = plan.guarantee(d)
+        left = max(plan.n_clients - d, 0)
+        honest = max(plan.honest_survivors(d), 0)
+        weaker = (f"only ε = {_round_up(eps)}" if math.isfinite(eps) else "no privacy at all")
+        raise ParameterError(
+            f"{d} of {plan.n_clients} clients dropped out but the noise was planned for at "
+            f"most {plan.max_dropouts} (max_dropouts): the {left} survivors' shares "
+            f"({honest} honest at worst) give {weaker}, not the stated ε = "
+            f"{self.epsilon:g}; nothing released — declare a larger max_dropouts")
 
     def _auto_modulus_bits(self, noise: DistributedNoise, n: int) -> int:
         h = noise.tail_bound(n, _OVERFLOW_TARGET)
@@ -157,35 +265,51 @@ class SecureSumMechanism:
                                  "precision bits")
         return bits
 
-    def _report(self, noise: DistributedNoise, bits: int, n: int, survivors: int,
-                max_drop: int, query: str) -> SecureSumResult:
+    def _report(self, plan: NoisePlan, survivors: int, query: str) -> SecureSumResult:
+        noise, bits, n = plan.noise, plan.modulus_bits, plan.n_clients
         step = 1.0 / self.precision  # value units are applied by the caller's scale
         var_noise = noise.total_variance(survivors)
         var_round = survivors / 4.0
         beta = 1.0 - self.confidence
         half = noise.tail_bound(survivors, beta / 2) + encoding.bernstein_half_width(
             var_round, 1.0, beta / 2)
-        eps, dlt = noise.guarantee(survivors)
+        # The guarantee against the colluding server: that of the honest survivors' shares.
+        eps, dlt = plan.guarantee(n - survivors)
         central = discrete_gaussian_sigma(self.precision, self.epsilon, self.delta)
         q = 1 << bits
         margin = q // 2 - math.ceil(survivors * self.precision / 2.0) - 1
         overflow = noise.tail_probability(survivors, margin)
         acc = ("exact δ of the Skellam sum (Bessel pmf)" if noise.family == "skellam" else
                "Kairouz, Liu & Steinke 2021 Thm 1 (zCDP) → (ε, δ)")
+        acc += f", over the shares of the {plan.honest} honest survivors alone"
+        notes = [
+            f"noise planned before anyone drops out, against a server colluding with up to "
+            f"{plan.corrupt} of the {n} clients ({self.corrupt_fraction * 100:g}%), with up "
+            f"to {plan.max_dropouts} dropouts (max_dropouts): the shares of the {plan.honest} "
+            f"honest clients sure to survive alone give (ε, δ) = ({eps:g}, {dlt:g}); the "
+            f"released sum carries all {survivors} survivors' shares, "
+            f"{survivors / plan.honest:.4g}× the variance of those honest shares"]
         return SecureSumResult(
             mechanism=self.name, query=query, value=None,
             stderr=math.sqrt(var_noise + var_round) * step, error_bound=half * step,
             confidence=self.confidence, epsilon=eps, delta=dlt, n=survivors, n_clients=n,
-            dropouts=n - survivors, max_dropouts=max_drop, messages_per_user=1,
+            dropouts=n - survivors, max_dropouts=plan.max_dropouts, messages_per_user=1,
             bits_per_message=bits, precision=self.precision, noise=noise.family,
             noise_variance=var_noise * step * step, central_stderr=central * step,
-            overflow_probability=overflow, simulated=False, accounting=acc,
+            overflow_probability=overflow, simulated=False, accounting=acc, notes=notes,
+            corrupt_fraction=self.corrupt_fraction, corrupt_clients=plan.corrupt,
+            honest_clients=plan.honest,
+            honest_noise_variance=noise.total_variance(plan.honest) * step * step,
         )
 
     def plan(self, n: int, dropouts: int = 0, query: str = "sum") -> SecureSumResult:
-        """Report figures for n clients (in units of the [0, 1]-scaled values)."""
-        noise, bits, max_drop = self._plan(n, dropouts)
-        return self._report(noise, bits, int(n), int(n) - int(dropouts), max_drop, query)
+        """Report figures for n clients (in units of the [0, 1]-scaled values).
+
+        ``dropouts`` above the declared ``max_dropouts`` are refused (ParameterError).
+        """
+        plan = self.plan_noise(n)
+        self.check_dropouts(plan, dropouts)
+        return self._report(plan, int(n) - int(dropouts), query)
 
     # ----------------------------------------------------------------------- running
 
@@ -194,7 +318,11 @@ class SecureSumMechanism:
         """Simulate the protocol on ``values``: encode, noise, mask, drop, unmask, decode."""
         enc = encoding.encode_values(values, bounds, self.precision, source)
         n = enc.n
-        noise, bits, max_drop = self._plan(n, dropouts)
+        plan = self.plan_noise(n)
+        # The simulation knows the dropouts in advance; the protocol would find out after
+        # masking and refuse to unmask then. Refusing first draws nothing.
+        self.check_dropouts(plan, dropouts)
+        noise, bits, max_drop = plan.noise, plan.modulus_bits, plan.max_dropouts
         session = secagg.setup_session(n, bits, 1, source, self.prf,
                                        corrupt_fraction=self.corrupt_fraction,
                                        dropout_fraction=max_drop / n)
@@ -207,27 +335,44 @@ class SecureSumMechanism:
         q = session.modulus
         center = s * self.precision // 2
         integer_sum = (total - center + q // 2) % q - q // 2 + center
-        out = self._report(noise, bits, n, s, max_drop, query)
+        out = self._report(plan, s, query)
         width = enc.upper - enc.lower
         total_value = enc.decode_sum(integer_sum, s)
         out.value = total_value / s if query == "mean" else total_value
-        scale = width / s if query == "mean" else width
-        for name in ("stderr", "error_bound", "central_stderr"):
-            setattr(out, name, getattr(out, name) * scale)
-        out.noise_variance *= scale * scale
+        _rescale(out, width / s if query == "mean" else width)
         out.simulated = not source.is_secure
         out.source = source.label
         out.clamped = enc.clamped
+        # Unconditional: a note that appeared only when values are missing would say so.
+        out.notes.append(encoding.MISSING_NOTE)
         if session.graph == "harary":
             out.notes.append(
                 f"masks over a random {session.degree}-regular graph (Bell et al. 2020), not "
                 f"all pairs: private against a semi-honest server colluding with up to "
-                f"{self.corrupt_fraction:.0%} of clients (with up to {max_drop} dropouts), "
+                f"{self.corrupt_fraction * 100:g}% of clients (with up to {max_drop} "
+                f"dropouts), "
                 f"except with probability 2^-{secagg.SIGMA}")
         if dropouts:
-            out.notes.append(f"{dropouts} clients dropped out after masking; the sum is over "
-                             f"the {s} survivors")
+            out.notes.append(f"{dropouts} clients dropped out after masking (up to {max_drop} "
+                             f"planned); the sum is over the {s} survivors")
         return out
+
+
+def _round_up(x: float, digits: int = 4) -> str:
+    """x to ``digits`` significant digits, rounded up: a weaker ε is never shown smaller
+    (1.00033 shows as 1.001, not as the stated 1)."""
+    if x <= 0:
+        return f"{x:g}"
+    scale = 10.0 ** (digits - 1 - math.floor(math.log10(x)))
+    return f"{math.ceil(x * scale) / scale:.{digits}g}"
+
+
+def _rescale(out: SecureSumResult, scale: float) -> None:
+    """Grid units → value units (``scale`` = bound width, over n for a mean)."""
+    for name in ("stderr", "error_bound", "central_stderr"):
+        setattr(out, name, getattr(out, name) * scale)
+    out.noise_variance *= scale * scale
+    out.honest_noise_variance *= scale * scale
 
 
 def _mechanism(mechanism: str, epsilon: float, delta: float, params: dict[str, Any]
@@ -248,7 +393,9 @@ def run_secure_sum(values, bounds, mechanism: str, epsilon: float, delta: float,
     ``mechanism`` is ``secagg_gaussian`` or ``skellam``; ``params`` are the entry's
     parameters (``max_dropouts``, ``precision_bits``, ``modulus_bits``, ``prf``,
     ``corrupt_fraction``) and ``confidence``. ``dropouts`` clients, drawn at random, drop
-    out after masking.
+    out after masking; more than the declared ``max_dropouts`` is refused
+    (ParameterError, stating the weaker ε the remaining noise gives), since the shares
+    were drawn for the planned number.
     """
     if query not in QUERIES:
         raise QueryError(f"secure aggregation answers {', '.join(QUERIES)}; got {query!r}")
@@ -266,11 +413,11 @@ def plan_secure_sum(n: int, bounds, mechanism: str, epsilon: float, delta: float
         raise QueryError(f"secure aggregation answers {', '.join(QUERIES)}; got {query!r}")
     lo, hi = encoding.check_bounds(bounds)
     mech = _mechanism(mechanism, epsilon, delta, params)
-    out = mech.plan(int(n), int(dropouts), query)
-    scale = (hi - lo) / out.n if query == "mean" else hi - lo
-    for name in ("stderr", "error_bound", "central_stderr"):
-        setattr(out, name, getattr(out, name) * scale)
-    out.noise_variance *= scale * scale
+    d = int(dropouts)
+    if d < 0:
+        raise ParameterError(f"dropouts must be ≥ 0, got {dropouts}")
+    out = mech.plan(int(n), d, query)
+    _rescale(out, (hi - lo) / out.n if query == "mean" else hi - lo)
     return out
 
 
@@ -281,7 +428,8 @@ _EPS = Param("epsilon", "float", 1.0, "Privacy-loss bound of the released sum.",
 _DELTA = Param("delta", "float", 1e-6, "Probability that the ε bound may fail.",
                low=0.0, low_open=True, high=1.0, high_open=True, log_scale=True, label="δ")
 _DROPS = Param("max_dropouts", "int", 0,
-               "Clients that may drop out: noise is planned for the others to carry it all.",
+               "Clients that may drop out, declared in advance: the noise is planned for the "
+               "honest clients left after that many to carry it all; more dropouts abort.",
                low=0, high=1_000_000, label="dropout tolerance")
 _PREC = Param("precision_bits", "int", 0,
               "Values are rounded to 2^bits steps of their range; 0 chooses automatically.",
@@ -294,8 +442,9 @@ _PRF = Param("prf", "choice", secagg.DEFAULT_PRF,
              "AES-256-CTR (slow, for cross-checks).",
              choices=secagg.PRFS, label="mask PRF")
 _CORRUPT = Param("corrupt_fraction", "float", secagg.DEFAULT_CORRUPT_FRACTION,
-                 "Fraction of clients that may collude with the server: sizes the sparse "
-                 f"masking graph used above {secagg.SPARSE_ABOVE} clients.",
+                 "Fraction of clients that may collude with the server: the honest "
+                 "clients' noise alone carries (ε, δ), and it sizes the sparse masking "
+                 f"graph used above {secagg.SPARSE_ABOVE} clients.",
                  low=0.0, high=0.5, high_open=True, label="colluding clients")
 _PARAMS = (_EPS, _DELTA, _DROPS, _PREC, _MOD, _PRF, _CORRUPT)
 _REFS = ("Bonawitz et al. 2017 (secure aggregation)",

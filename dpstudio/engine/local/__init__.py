@@ -4,15 +4,18 @@ Protocols (registry names in brackets), all vectorized over whole columns with e
 
 * frequency oracles, counts of values ``0..k−1`` — randomized response [``rr``], K-ary RR
   [``krr``], unary encodings [``sue``, ``oue``], optimal local hashing [``olh``], Hadamard
-  response [``hadamard``], Apple's count-mean sketch [``cms``] (and its sequence-fragment
-  puzzle for discovering frequent words in text);
+  response [``hadamard``], Apple's count-mean sketch [``cms``];
+* heavy hitters of a text column without a dictionary — Apple's sequence-fragment puzzle
+  [``sfp``] over two count-mean sketches (``cms`` on text answers the same);
 * means of bounded numbers — local Laplace [``local_laplace``], local Gaussian
   [``local_gaussian``], Duchi et al.'s one-bit randomizer [``duchi``].
 
 ``REGISTRY.get(name).build(epsilon=…, k=…)`` (or ``bounds=(lo, hi)``) builds the
 protocol object: ``randomize(values, source)`` (client), ``estimate(reports)`` and
 ``variance(n, counts)`` (server), ``report_keys``/``to_records`` (the collector's view).
-:func:`run_local` does all of it for one column.
+:func:`run_local` does all of it for one column. Every row of the column sends exactly
+one report, whatever its value (:mod:`~dpstudio.engine.local.respond`): who answers is
+never itself released.
 """
 
 from dpstudio.engine.local import entries  # noqa: F401  (registers the mechanisms)
@@ -34,7 +37,8 @@ from dpstudio.engine.local.frequency import (
     UnaryEncoding,
 )
 from dpstudio.engine.local.mean import DuchiMean, LocalGaussian, LocalLaplace
-from dpstudio.engine.local.run import LocalResult, run_local
+from dpstudio.engine.local.respond import OTHER_LABEL
+from dpstudio.engine.local.run import Collected, LocalResult, collect_reports, run_local
 from dpstudio.engine.local.sketch import (
     CMSReports,
     CountMeanSketch,
@@ -43,8 +47,10 @@ from dpstudio.engine.local.sketch import (
 )
 
 __all__ = [
+    "OTHER_LABEL",
     "POSTPROCESS",
     "CMSReports",
+    "Collected",
     "CountMeanSketch",
     "DuchiMean",
     "FrequencyOracle",
@@ -62,6 +68,7 @@ __all__ = [
     "SFPReports",
     "SequenceFragmentPuzzle",
     "UnaryEncoding",
+    "collect_reports",
     "postprocess_counts",
     "project_simplex",
     "run_local",

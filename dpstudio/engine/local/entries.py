@@ -19,7 +19,8 @@ from dpstudio.engine.local.mean import DuchiMean, LocalGaussian, LocalLaplace
 from dpstudio.engine.local.sketch import CountMeanSketch, SequenceFragmentPuzzle
 from dpstudio.engine.registry import REGISTRY, MechanismInfo, Param
 
-__all__ = ["HISTOGRAM_RANDOMIZERS", "MEAN_RANDOMIZERS", "sfp_from_params"]
+__all__ = ["HEAVY_HITTER_RANDOMIZERS", "HISTOGRAM_RANDOMIZERS", "MEAN_RANDOMIZERS",
+           "sfp_from_params"]
 
 _EPS = Param("epsilon", "float", 1.0,
              "Per-user privacy-loss bound: each report alone is ε-locally private.",
@@ -27,11 +28,20 @@ _EPS = Param("epsilon", "float", 1.0,
 _DELTA = Param("delta", "float", 1e-6,
                "Probability that a user's ε bound may fail; keep it well below 1/n.",
                low=0.0, low_open=True, high=1.0, high_open=True, log_scale=True, label="δ")
+_HASHES = Param("hashes", "int", 64, "Number of hash functions (rows of the sketch).",
+                low=1, high=65536, log_scale=True)
+_BUCKETS = Param("buckets", "int", 1024, "Buckets per hash function: bits per report.",
+                 low=2, high=1 << 20, log_scale=True)
+_FRAGMENT_SHARE = Param("fragment_share", "float", 0.5,
+                        "Text columns: share of ε spent on word fragments by the "
+                        "sequence-fragment puzzle.", low=0.0, high=1.0, low_open=True,
+                        high_open=True)
 _CATEGORICAL = ("categorical", "integer", "boolean")
 _NUMERIC = ("numeric", "integer", "boolean")
 
 HISTOGRAM_RANDOMIZERS = ("rr", "krr", "sue", "oue", "olh", "hadamard", "cms")
 MEAN_RANDOMIZERS = ("local_laplace", "local_gaussian", "duchi")
+HEAVY_HITTER_RANDOMIZERS = ("sfp", "cms")
 
 
 def _need_k(name: str, k) -> int:
@@ -52,7 +62,8 @@ def _cms(epsilon, k=None, hashes=64, buckets=1024, debias="exact", hash_seed=0, 
 
 def sfp_from_params(epsilon, hashes=64, buckets=1024, fragment_share=0.5, hash_seed=0,
                     **_) -> SequenceFragmentPuzzle:
-    """The sequence-fragment puzzle built from the ``cms`` entry's parameters."""
+    """The sequence-fragment puzzle built from the ``cms`` or ``sfp`` entry's parameters
+    (any ``k`` is ignored: the puzzle's domain is open)."""
     return SequenceFragmentPuzzle(epsilon, hashes, buckets, fragment_share,
                                   hash_seed=hash_seed)
 
@@ -126,20 +137,21 @@ for info in (
                     "words in text.",
         trust_models=("local",), value_types=("categorical", "integer", "text"),
         kind="randomizer",
-        params=(_EPS,
-                Param("hashes", "int", 64, "Number of hash functions (rows of the sketch).",
-                      low=1, high=65536, log_scale=True),
-                Param("buckets", "int", 1024, "Buckets per hash function: bits per report.",
-                      low=2, high=1 << 20, log_scale=True),
+        params=(_EPS, _HASHES, _BUCKETS,
                 Param("debias", "choice", "exact",
                       "exact: solve the hash collisions on the declared categories "
                       "(unbiased); apple: Apple's m/(m−1) correction.",
                       choices=("exact", "apple")),
-                Param("fragment_share", "float", 0.5,
-                      "Text columns: share of ε spent on word fragments by the "
-                      "sequence-fragment puzzle.", low=0.0, high=1.0, low_open=True,
-                      high_open=True)),
+                _FRAGMENT_SHARE),
         factory=_cms, queries=("histogram", "heavy_hitters"),
+        references=("Apple Differential Privacy Team 2017, Learning with Privacy at Scale",)),
+    MechanismInfo(
+        name="sfp", label="Sequence-fragment puzzle",
+        description="Apple's puzzle: finds the frequent words of a text column without a "
+                    "dictionary.",
+        trust_models=("local",), value_types=("text",), kind="randomizer",
+        params=(_EPS, _HASHES, _BUCKETS, _FRAGMENT_SHARE),
+        factory=sfp_from_params, queries=("heavy_hitters",),
         references=("Apple Differential Privacy Team 2017, Learning with Privacy at Scale",)),
     MechanismInfo(
         name="local_laplace", label="Local Laplace",

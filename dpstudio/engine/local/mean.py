@@ -30,6 +30,7 @@ import numpy as np
 
 from dpstudio.engine.additive import NoiseFamily
 from dpstudio.engine.calibration import validate_delta
+from dpstudio.engine.checks import bounds_pair
 from dpstudio.engine.errors import ParameterError, QueryError
 from dpstudio.engine.local._coins import rr_keep_coin
 from dpstudio.engine.local.base import MeanOracle, validate_local_epsilon
@@ -46,7 +47,7 @@ def _bounds(bounds) -> tuple[float, float]:
         raise ParameterError(f"bounds must be two numbers; got {bounds!r}") from None
     if not (math.isfinite(lo) and math.isfinite(hi)) or lo >= hi:
         raise ParameterError(f"bounds must be finite with lower < upper; got {bounds!r}")
-    return lo, hi
+    return bounds_pair((lo, hi))  # the engine-wide limits on the bounds' scale
 
 
 def check_numeric_values(values) -> np.ndarray:

@@ -18,12 +18,17 @@ from scipy.special import ndtri
 from dpstudio.engine.errors import QueryError
 from dpstudio.engine.local.base import POSTPROCESS, MeanOracle, postprocess_counts
 from dpstudio.engine.local.entries import sfp_from_params
-from dpstudio.engine.local.mean import check_numeric_values
-from dpstudio.engine.queries import category_codes, present_mask
+from dpstudio.engine.local.respond import (
+    OTHER_LABEL,
+    histogram_inputs,
+    mean_inputs,
+    word_inputs,
+)
+from dpstudio.engine.queries import present_mask
 from dpstudio.engine.registry import REGISTRY
 from dpstudio.engine.rng import Source
 
-__all__ = ["LocalResult", "run_local"]
+__all__ = ["Collected", "LocalResult", "collect_reports", "run_local"]
 
 
 @dataclass
@@ -32,11 +37,16 @@ class LocalResult:
 
     ``query`` is ``"histogram"`` (``estimate``/``stderr``/``ci_*``: dicts label → count),
     ``"mean"`` (``value``/``stderr``/``ci_*``: floats; ``estimate = {"mean": value}``) or
-    ``"heavy_hitters"`` (discovered words → estimated count). ``stderr`` comes from the
-    protocol's exact variance (for histograms with the estimated counts, clipped to
-    ``[0, n]``, plugged in). ``unbiased`` holds the estimates before post-processing;
-    intervals are normal ones around them. ``clamped`` (values outside the declared
-    categories or bounds) is for the analyst only.
+    ``"heavy_hitters"`` (discovered words → estimated count; ``items`` lists them, most
+    frequent first, each with its count, standard error and interval). ``stderr`` comes
+    from the protocol's exact variance (for histograms with the estimated counts, clipped
+    to ``[0, n]``, plugged in). ``unbiased`` holds the estimates before post-processing;
+    intervals are normal ones around them. ``n`` is the number of rows: every row sends
+    one report. Histograms have one more cell than the declared categories,
+    :data:`~dpstudio.engine.local.respond.OTHER_LABEL` (except ``rr``). ``clamped``
+    (values outside the declared categories or bounds) and ``missing`` (missing values)
+    are for the analyst only: ``missing`` is not in :meth:`to_dict`, and callers move
+    ``clamped`` out of the released fields.
     """
 
     mechanism: str
@@ -55,6 +65,8 @@ class LocalResult:
     unbiased: Any = None
     messages_bits: int = 0
     clamped: int = 0
+    missing: int = 0
+    items: list[dict[str, Any]] | None = None
     central_stderr: float | None = None
     simulated: bool = False
     source: str = ""
@@ -73,7 +85,10 @@ class LocalResult:
                 "ci_low", "ci_high", "confidence", "trust_model", "postprocess", "unbiased",
                 "messages_bits", "clamped", "central_stderr", "simulated", "source",
                 "parameters", "notes")
-        return {k: getattr(self, k) for k in keys}
+        out = {k: getattr(self, k) for k in keys}
+        if self.items is not None:
+            out["items"] = self.items
+        return out
 
 
 def _labels(values, categories, name: str) -> list[str]:
@@ -85,9 +100,12 @@ def _labels(values, categories, name: str) -> list[str]:
             raise QueryError("declare at least two categories")
         if name == "rr" and len(labels) != 2:
             raise QueryError("randomized response needs exactly two categories (no, yes)")
+        if OTHER_LABEL in labels:
+            raise QueryError(f"{OTHER_LABEL!r} is the cell of missing and undeclared values; "
+                             "it cannot be a declared category")
         return labels
     v = np.asarray(values)
-    if v.dtype == bool:
+    if v.dtype == bool or (v.dtype == object and _booleans(v)):
         return ["False", "True"]
     if name == "rr":
         return ["0", "1"]
@@ -95,110 +113,251 @@ def _labels(values, categories, name: str) -> list[str]:
                      "the collector cannot learn the domain from data it never sees")
 
 
-def run_local(values, info_name: str, params: dict[str, Any] | None = None, *,
-              categories=None, bounds=None, source: Source, postprocess: str = "none",
-              confidence: float = 0.95) -> LocalResult:
-    """Run the local protocol ``info_name`` on a column and estimate from its reports.
+def _booleans(v: np.ndarray) -> bool:
+    """Whether an object column holds booleans and missing values only."""
+    present = v[present_mask(v)]
+    try:
+        distinct = np.unique(present).tolist()  # one test per distinct value, not per row
+    except TypeError:  # mixed types cannot be sorted: not a boolean column
+        return False
+    return bool(distinct) and all(isinstance(x, bool | np.bool_) for x in distinct)
 
-    Parameters
-    ----------
-    values : the column (labels for histograms, numbers for means, words for a ``cms``
-        text column without categories). Missing values (None/NaN) are skipped: those
-        users send nothing.
-    info_name : a registry entry of kind ``"randomizer"`` (``rr``, ``krr``, ``sue``,
-        ``oue``, ``olh``, ``hadamard``, ``cms``, ``local_laplace``, ``local_gaussian``,
-        ``duchi``).
-    params : the entry's parameters (``epsilon``, …), validated by the registry.
-    categories : the declared domain of a histogram (required, except for ``rr`` on
-        0/1 or booleans and for ``cms`` on text, which discovers frequent words).
-    bounds : ``(lower, upper)`` for means (required).
-    source : random source (:class:`~dpstudio.engine.rng.SecureSource` for a release).
-    postprocess : ``"none"``, ``"clip"`` or ``"simplex"`` for histograms (see
-        :func:`~dpstudio.engine.local.base.postprocess_counts`); ``"clip"`` also clamps a
-        mean into the bounds.
-    confidence : level of the normal confidence intervals.
+
+def _query_for(info, query: str | None, categories) -> str:
+    """The query the entry answers: given, or inferred (``cms`` without categories:
+    heavy hitters, as before the ``query`` argument existed)."""
+    if query is None:
+        if "mean" in info.queries:
+            query = "mean"
+        elif info.queries == ("heavy_hitters",) or (
+                "heavy_hitters" in info.queries and categories is None):
+            query = "heavy_hitters"
+        else:
+            query = "histogram"
+    if query not in info.queries:
+        raise QueryError(f"{info.name} answers {' or '.join(info.queries)} queries, "
+                         f"not {query}")
+    if query == "heavy_hitters" and categories is not None:
+        raise QueryError("heavy hitters are discovered without a dictionary: do not "
+                         "declare categories (use a histogram for a declared domain)")
+    return query
+
+
+def _hash_seed(source: Source) -> int:
+    """A public hash family drawn for this release (63 bits: a signed 8-byte salt)."""
+    return int(source.uint64(1)[0] >> np.uint64(1))
+
+
+# Fresh draws of the family before an exact debiasing gives up on telling the declared
+# categories apart (a draw fails with probability about k²/2·m^-K: negligible at the
+# defaults; 92% for a single hash of 8 buckets and 6 codes, still a 0.6% failure here).
+_FAMILY_TRIES = 64
+
+
+@dataclass
+class Collected:
+    """The client side of a local release: one report per row of the column.
+
+    ``labels`` are the histogram's cells (the declared categories, then
+    :data:`~dpstudio.engine.local.respond.OTHER_LABEL` unless the protocol is binary
+    randomized response); ``missing``/``clamped`` are analyst-only counts.
+    """
+
+    mechanism: str
+    query: str
+    oracle: Any
+    reports: Any
+    n: int
+    inputs: np.ndarray = field(repr=False)
+    labels: list[str] | None = None
+    clamped: int = 0
+    missing: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def records(self) -> dict[str, np.ndarray]:
+        """What the untrusted collector received, as columns (one row per row)."""
+        return self.oracle.to_records(self.reports)
+
+
+def collect_reports(values, info_name: str, params: dict[str, Any] | None = None, *,
+                    query: str | None = None, categories=None, bounds=None,
+                    source: Source) -> Collected:
+    """Every row's report through the local protocol ``info_name`` (the client side).
+
+    Every row sends exactly one report, whatever its value
+    (:mod:`~dpstudio.engine.local.respond`): the number of reports is the number of rows.
+    Arguments as for :func:`run_local`.
     """
     info = REGISTRY.get(info_name)
     if info.kind != "randomizer" or "local" not in info.trust_models:
         raise QueryError(f"{info_name} is not a local randomizer")
+    resolved = info.resolve(params)
+    query = _query_for(info, query, categories)
+    v = np.asarray(values)
+    if v.size == 0:
+        raise QueryError("the column is empty")
+    if query == "mean":
+        oracle = info.build(**resolved, bounds=bounds)
+        given = mean_inputs(v, oracle.lower, oracle.upper)
+        return Collected(
+            info.name, "mean", oracle, oracle.randomize(given.values, source), int(v.size),
+            given.values, clamped=given.undeclared, missing=given.missing,
+            notes=[f"every row sends a report: a missing value is sent as the middle of the "
+                   f"declared bounds ({0.5 * (oracle.lower + oracle.upper):g}), so n is the "
+                   "number of rows and the estimate is the mean over all of them"])
+    if query == "heavy_hitters":
+        sfp = sfp_from_params(**resolved, hash_seed=_hash_seed(source))
+        given = word_inputs(v)
+        return Collected(
+            info.name, "heavy_hitters", sfp, sfp.randomize(given.values, source), int(v.size),
+            given.values, missing=given.missing,
+            notes=["every row sends a report: a missing value is sent as the empty word, "
+                   "never discovered; n is the number of rows"])
+    labels = _labels(v, categories, info.name)
+    other = info.name != "rr"
+    oracle = _build_histogram(info, resolved, len(labels) + other, source)
+    given = histogram_inputs(v, labels, source, other=other)
+    note = (f"every row sends a report: a missing or undeclared value is sent as the extra "
+            f"category {OTHER_LABEL!r} through the same randomizer, whose count is "
+            "estimated like the others; n is the number of rows"
+            if other else
+            "every row sends a report: a missing or undeclared value is answered with a fair "
+            "coin (yes/no has no third answer), so each count estimates its declared count "
+            "plus half of the missing and undeclared ones; n is the number of rows")
+    cells = labels + ([OTHER_LABEL] if other else [])
+    return Collected(info.name, "histogram", oracle, oracle.randomize(given.values, source),
+                     int(v.size), given.values, labels=cells, clamped=given.undeclared,
+                     missing=given.missing, notes=[note])
+
+
+def _build_histogram(info, resolved: dict[str, Any], k: int, source: Source):
+    if info.name != "cms":
+        return info.build(**resolved, k=k)
+    for _ in range(_FAMILY_TRIES):
+        oracle = info.build(**resolved, k=k, hash_seed=_hash_seed(source))
+        if oracle.debias != "exact":
+            return oracle
+        try:
+            oracle.collisions()  # refuses a family that cannot tell two codes apart
+            return oracle
+        except QueryError:
+            # Redrawing depends on k, the buckets and the seed only, never on the data.
+            continue
+    raise QueryError("the hash family cannot tell some values apart; raise buckets or "
+                     "hashes, or use debias=apple")
+
+
+def run_local(values, info_name: str, params: dict[str, Any] | None = None, *,
+              query: str | None = None, categories=None, bounds=None, source: Source,
+              postprocess: str = "none", confidence: float = 0.95) -> LocalResult:
+    """Run the local protocol ``info_name`` on a column and estimate from its reports.
+
+    Every row sends one report (:mod:`~dpstudio.engine.local.respond`): ``n`` is the
+    number of rows and :meth:`LocalResult.records` has one report per row, whatever the
+    values, so neither reveals how many values are missing or undeclared.
+
+    Parameters
+    ----------
+    values : the column (labels for histograms, numbers for means, words for heavy
+        hitters). Missing values (None/NaN) send the "other or missing" category (a fair
+        coin's answer for ``rr``), the middle of the bounds (means) or the empty word.
+    info_name : a registry entry of kind ``"randomizer"`` (``rr``, ``krr``, ``sue``,
+        ``oue``, ``olh``, ``hadamard``, ``cms``, ``sfp``, ``local_laplace``,
+        ``local_gaussian``, ``duchi``).
+    params : the entry's parameters (``epsilon``, …), validated by the registry.
+    query : ``"histogram"``, ``"mean"`` or ``"heavy_hitters"``; by default the entry's
+        (``cms`` without categories, and ``sfp``: heavy hitters).
+    categories : the declared domain of a histogram (required, except for ``rr`` on
+        0/1 or booleans).
+    bounds : ``(lower, upper)`` for means (required).
+    source : random source (:class:`~dpstudio.engine.rng.SecureSource` for a release).
+        The count-mean sketch's public hash family is drawn from it for each release.
+    postprocess : ``"none"``, ``"clip"`` or ``"simplex"`` for histograms (see
+        :func:`~dpstudio.engine.local.base.postprocess_counts`, over all cells including
+        the "other or missing" one, to a total of ``n``); ``"clip"`` also clamps a mean
+        into the bounds.
+    confidence : level of the normal confidence intervals.
+    """
     if postprocess not in POSTPROCESS:
         raise QueryError(f"postprocess must be one of {', '.join(POSTPROCESS)}; "
                          f"got {postprocess!r}")
     if not 0.0 < float(confidence) < 1.0:
         raise QueryError(f"confidence must lie strictly between 0 and 1, got {confidence}")
-    resolved = info.resolve(params)
+    got = collect_reports(values, info_name, params, query=query, categories=categories,
+                          bounds=bounds, source=source)
     z = float(-ndtri((1.0 - confidence) / 2.0))
-    v = np.asarray(values)
-    if v.size == 0:
-        raise QueryError("the column is empty")
     common = dict(trust_model="local", confidence=confidence, postprocess=postprocess,
-                  simulated=not source.is_secure, source=source.label)
-    eps = float(resolved["epsilon"])
+                  simulated=not source.is_secure, source=source.label, reports=got.reports,
+                  oracle=got.oracle, messages_bits=got.oracle.messages_bits,
+                  parameters=got.oracle.describe(), clamped=got.clamped, missing=got.missing)
+    estimate = {"mean": _mean, "heavy_hitters": _heavy_hitters,
+                "histogram": _histogram}[got.query]
+    return estimate(got, z, postprocess, common)
 
-    if "mean" in info.queries:
-        oracle: MeanOracle = info.build(**resolved, bounds=bounds)
-        x = v[present_mask(v)] if v.dtype.kind in "fcO" else v
-        x = check_numeric_values(x)
-        if x.size == 0:
-            raise QueryError("the column has no values")
-        clamped = int(np.count_nonzero((x < oracle.lower) | (x > oracle.upper)))
-        reports = oracle.randomize(x, source)
-        raw = oracle.estimate(reports)
-        se = math.sqrt(oracle.variance(x.size))
-        lo, hi = oracle.lower, oracle.upper
-        value = float(np.clip(raw, lo, hi)) if postprocess != "none" else raw
-        width = hi - lo
-        return LocalResult(
-            mechanism=info.name, query="mean", epsilon=oracle.epsilon, delta=oracle.delta,
-            n=int(x.size), estimate={"mean": value}, stderr=se, value=value,
-            ci_low=max(lo, raw - z * se), ci_high=min(hi, raw + z * se), unbiased=raw,
-            messages_bits=oracle.messages_bits, clamped=clamped,
-            central_stderr=math.sqrt(2.0) * width / (eps * x.size),
-            parameters=oracle.describe(), reports=reports, oracle=oracle,
-            notes=["interval: normal approximation around the unbiased estimate",
-                   "central_stderr: Laplace on the mean of n known users at the same ε "
-                   "(sensitivity (upper − lower)/n), for comparison"], **common)
 
-    if info.name == "cms" and categories is None:
-        sfp = sfp_from_params(**resolved)
-        words = v[present_mask(v)] if v.dtype.kind == "O" else v
-        reports = sfp.randomize(words, source)
-        found = sfp.discover(reports, alpha=1.0 - confidence)
-        n = len(reports)
-        return LocalResult(
-            mechanism=info.name, query="heavy_hitters", epsilon=sfp.epsilon, delta=0.0, n=n,
-            estimate={d.word: d.count for d in found},
-            stderr={d.word: d.stderr for d in found},
-            ci_low={d.word: d.count - z * d.stderr for d in found},
-            ci_high={d.word: d.count + z * d.stderr for d in found},
-            unbiased={d.word: d.count for d in found}, messages_bits=sfp.messages_bits,
-            parameters=sfp.describe(), reports=reports, oracle=sfp,
-            notes=["sequence-fragment puzzle: words of at most 10 characters, lower-cased; "
-                   f"false discoveries controlled at {1.0 - confidence:g} (Bonferroni)"],
-            **common)
-
-    labels = _labels(v, categories, info.name)
-    codes, clamped = category_codes(v, labels)
-    if codes.size == 0:
-        raise QueryError("no value of the column is a declared category")
-    oracle = info.build(**resolved, k=len(labels))
-    reports = oracle.randomize(codes, source)
-    n = int(codes.size)
-    est = oracle.estimate(reports, n)
-    se = np.sqrt(oracle.variance(n, np.clip(est, 0.0, n)))
-    post = postprocess_counts(est, postprocess, float(n))
-    central = 1.0 / (2.0 * math.sinh(eps / 2.0) ** 2)  # discrete Laplace, scale 1/ε
+def _mean(got: Collected, z: float, postprocess: str, common: dict) -> LocalResult:
+    oracle: MeanOracle = got.oracle
+    n = got.n
+    raw = oracle.estimate(got.reports, n)
+    se = math.sqrt(oracle.variance(n))  # data-free (Duchi: its upper bound)
+    lo, hi = oracle.lower, oracle.upper
+    value = float(np.clip(raw, lo, hi)) if postprocess != "none" else raw
     return LocalResult(
-        mechanism=info.name, query="histogram", epsilon=oracle.epsilon, delta=0.0, n=n,
-        estimate=dict(zip(labels, post.tolist(), strict=True)),
-        stderr=dict(zip(labels, se.tolist(), strict=True)),
-        ci_low=dict(zip(labels, np.clip(est - z * se, 0.0, n).tolist(), strict=True)),
-        ci_high=dict(zip(labels, np.clip(est + z * se, 0.0, n).tolist(), strict=True)),
-        unbiased=dict(zip(labels, est.tolist(), strict=True)),
-        messages_bits=oracle.messages_bits, clamped=clamped,
-        central_stderr=math.sqrt(central), parameters=oracle.describe(), reports=reports,
-        oracle=oracle,
-        notes=["counts; standard errors from the exact variance with the estimated counts "
-               "plugged in; intervals are normal ones around the unbiased estimates",
-               "central_stderr: the central model's discrete Laplace count at the same ε"],
+        mechanism=got.mechanism, query="mean", epsilon=oracle.epsilon, delta=oracle.delta,
+        n=n, estimate={"mean": value}, stderr=se, value=value,
+        ci_low=max(lo, raw - z * se), ci_high=min(hi, raw + z * se), unbiased=raw,
+        central_stderr=math.sqrt(2.0) * (hi - lo) / (oracle.epsilon * n),
+        notes=got.notes + ["interval: normal approximation around the unbiased estimate",
+                           "central_stderr: Laplace on the mean of n known users at the same "
+                           "ε (sensitivity (upper − lower)/n), for comparison"], **common)
+
+
+def _heavy_hitters(got: Collected, z: float, postprocess: str, common: dict) -> LocalResult:
+    sfp = got.oracle
+    alpha = 1.0 - common["confidence"]
+    found = sfp.discover(got.reports, alpha=alpha)
+    items = [{"item": d.word, "count": d.count, "stderr": d.stderr,
+              "ci_low": d.count - z * d.stderr, "ci_high": d.count + z * d.stderr}
+             for d in found]
+    return LocalResult(
+        mechanism=got.mechanism, query="heavy_hitters", epsilon=sfp.epsilon, delta=0.0, n=got.n,
+        estimate={d.word: d.count for d in found},
+        stderr={d.word: d.stderr for d in found},
+        ci_low={d.word: d.count - z * d.stderr for d in found},
+        ci_high={d.word: d.count + z * d.stderr for d in found},
+        unbiased={d.word: d.count for d in found}, items=items,
+        notes=got.notes + [
+            f"sequence-fragment puzzle: words of at most {sfp.max_length} characters, "
+            f"lower-cased; false discoveries controlled at {alpha:g} (Bonferroni)",
+            "counts: the word sketch's estimates, unbiased for a given word over the coins "
+            "and the hash family drawn for this release; a discovered word passed a "
+            "threshold, so its count tends to be overstated near that threshold",
+            "intervals: normal ones around each count, from the coins' variance plus the "
+            "collisions with the other words (a plug-in)"], **common)
+
+
+def _histogram(got: Collected, z: float, postprocess: str, common: dict) -> LocalResult:
+    oracle, n, labels = got.oracle, got.n, got.labels
+    est = oracle.estimate(got.reports, n)  # one cell per label, "other" included
+    plug = np.clip(est, 0.0, n)
+    var = oracle.variance(n, plug)
+    if hasattr(oracle, "hash_variance"):  # the family is drawn per release
+        var = var + oracle.hash_variance(plug)
+    se = np.sqrt(var)
+    post = postprocess_counts(est, postprocess, float(n))
+    eps = oracle.epsilon
+    central = 1.0 / (2.0 * math.sinh(eps / 2.0) ** 2)  # discrete Laplace, scale 1/ε
+    cells = lambda a: dict(zip(labels, np.asarray(a).tolist(), strict=True))  # noqa: E731
+    notes = ["counts; standard errors from the exact variance with the estimated counts "
+             "plugged in; intervals are normal ones around the unbiased estimates",
+             "central_stderr: the central model's discrete Laplace count at the same ε"]
+    if getattr(oracle, "debias", None) == "apple":
+        notes.append("count-mean sketch: its hash family is drawn for this release, so the "
+                     "apple estimates are unbiased over it; the standard errors include the "
+                     "collisions' variance")
+    return LocalResult(
+        mechanism=got.mechanism, query="histogram", epsilon=eps, delta=0.0, n=n,
+        estimate=cells(post), stderr=cells(se),
+        ci_low=cells(np.clip(est - z * se, 0.0, n)), ci_high=cells(np.clip(est + z * se, 0.0, n)),
+        unbiased=cells(est), central_stderr=math.sqrt(central), notes=got.notes + notes,
         **common)

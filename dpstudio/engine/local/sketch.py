@@ -19,6 +19,17 @@ functions under which ``d`` and ``d'`` collide (``A[d, d] = 1``). Two debiasings
 * ``"exact"`` (default for a declared domain of ``k ≤ 4096`` values): ``f̂ = A⁻¹ r``,
   unbiased for this hash family.
 
+A fixed public family (``hash_seed`` fixed) leaves the apple estimate of an item biased
+by its collisions with frequent items, the same bias in every release. :func:`run_local`
+therefore draws the family afresh for each release (``hash_seed`` from the release's
+random source; it is public, published with the parameters): over that draw every
+``A[d, d']`` (``d ≠ d'``) has mean ``1/m`` (the family is universal), so the apple estimate is
+unbiased, and the collisions add the variance of :meth:`CountMeanSketch.hash_variance`.
+Declared codes are mixed into 61-bit keys (:func:`code_keys`) before hashing: consecutive
+codes under an affine hash would otherwise collide together (a triple collision of
+``0, 1, 2`` is about as likely as a pair's), so the collision indicators of the
+different items would not be nearly independent as that variance assumes.
+
 Variances, derived here for a fixed hash family (over the users' coins; user ``i`` adds
 ``Z_i = (c_ε ṽ_i[h_{j_i}(d)] + 1)/2`` to ``r(d)``, with ``E Z_i = a_i = A[d, d_i]`` and
 ``Var Z_i = (c_ε² − (2a_i − 1)²)/4 = (c_ε² − 1)/4 + a_i(1 − a_i)``; note
@@ -52,6 +63,7 @@ from dpstudio.engine.errors import ParameterError, QueryError
 from dpstudio.engine.local._coins import rr_flip_coin, rr_keep_coin, uniform_below32
 from dpstudio.engine.local.base import (
     FrequencyOracle,
+    LocalRandomizer,
     check_domain_size,
     check_values,
     validate_local_epsilon,
@@ -70,6 +82,7 @@ __all__ = [
     "CountMeanSketch",
     "SFPReports",
     "SequenceFragmentPuzzle",
+    "code_keys",
     "word_fingerprints",
 ]
 
@@ -105,6 +118,21 @@ def cms_hash(a, b, x, m: int) -> np.ndarray:
     t = _mulmod61(np.asarray(a, dtype=np.uint64), x) + np.asarray(b, dtype=np.uint64)
     t = np.where(t >= _P61_U, t - _P61_U, t)
     return (((t >> np.uint64(29)) * np.uint64(m)) >> np.uint64(32)).astype(np.int64)
+
+
+def code_keys(codes) -> np.ndarray:
+    """61-bit keys (< 2^61 − 1) of integer codes: the splitmix64 finalizer, then mod P.
+
+    A fixed, public bijection-like mix (distinct codes below 2^31 get distinct keys up to
+    a 2^-30 chance, checked by the exact debiasing, which refuses a singular family):
+    it breaks the arithmetic progressions of consecutive codes that an affine hash would
+    map together.
+    """
+    z = np.asarray(codes).astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return z % _P61_U
 
 
 def _hash_family(count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -186,7 +214,7 @@ class CountMeanSketch(FrequencyOracle):
     def randomize(self, values, source) -> CMSReports:
         if self.k is None:
             raise QueryError("an open-domain sketch randomizes keys: use randomize_keys")
-        return self.randomize_keys(check_values(values, self.k).astype(np.uint64), source)
+        return self.randomize_keys(code_keys(check_values(values, self.k)), source)
 
     def randomize_keys(self, keys, source) -> CMSReports:
         """Reports for integer keys (< 2^61 − 1), e.g. word fingerprints."""
@@ -227,16 +255,17 @@ class CountMeanSketch(FrequencyOracle):
     def estimate(self, reports: CMSReports, n: int | None = None) -> np.ndarray:
         if self.k is None:
             raise QueryError("an open-domain sketch estimates keys: use estimate_keys")
+        keys = code_keys(np.arange(self.k))
         if self.debias == "apple":
-            return self.estimate_keys(reports, np.arange(self.k), n)
-        return np.linalg.solve(self.collisions(), self.raw(reports, np.arange(self.k)))
+            return self.estimate_keys(reports, keys, n)
+        return np.linalg.solve(self.collisions(), self.raw(reports, keys))
 
     def collisions(self) -> np.ndarray:
         """``A[d, d']``: fraction of the hash functions under which codes d, d' collide."""
         if self._A is None:
             if self.k is None:
                 raise QueryError("collisions need a declared domain")
-            table = self.bucket_table(np.arange(self.k))
+            table = self.bucket_table(code_keys(np.arange(self.k)))
             A = np.zeros((self.k, self.k))
             for row in table:
                 A += row[:, None] == row[None, :]
@@ -255,7 +284,7 @@ class CountMeanSketch(FrequencyOracle):
             A = self.collisions()
             B = np.linalg.inv(A)
             Q = np.zeros_like(B)
-            table = self.bucket_table(np.arange(self.k))
+            table = self.bucket_table(code_keys(np.arange(self.k)))
             for row in table:
                 order = np.argsort(row, kind="stable")
                 srt = row[order]
@@ -296,8 +325,34 @@ class CountMeanSketch(FrequencyOracle):
             out = out + Q @ f - f
         return out
 
+    def collision_variance(self, others_sq) -> np.ndarray:
+        """Variance of an apple estimate over the draw of the hash family (per release).
+
+        ``others_sq``: ``Σ_{d' ≠ d} f(d')²`` per item. Each ``A[d, d']`` is the mean of
+        ``K`` independent collision indicators of probability ``1/m``; treating those of
+        different ``d'`` as independent (:func:`code_keys`, word fingerprints), the
+        collision term ``Σ_{d'≠d} A[d, d'] f(d')`` has variance
+        ``Σ_{d'≠d} f(d')² (1/m)(1 − 1/m)/K``, times ``(m/(m−1))²``.
+        """
+        m = self.buckets
+        per = (1.0 / m) * (1.0 - 1.0 / m) / self.hashes * (m / (m - 1.0)) ** 2
+        return per * np.maximum(np.asarray(others_sq, dtype=np.float64), 0.0)
+
+    def hash_variance(self, counts) -> np.ndarray:
+        """Extra variance of each count estimate when the family is drawn per release.
+
+        Zero for the exact debiasing (unbiased for every family, so its variance given
+        the family is already the whole variance); for apple
+        :meth:`collision_variance` with the given (true or plug-in) ``counts``.
+        """
+        f = np.clip(np.asarray(counts, dtype=np.float64), 0.0, None)
+        if self.debias == "exact":
+            return np.zeros_like(f)
+        return self.collision_variance(float(np.sum(f * f)) - f * f)
+
     def bias(self, counts) -> np.ndarray:
-        """Bias of the estimates for true ``counts`` with this hash family (0 for exact)."""
+        """Bias of the estimates for true ``counts`` with this (fixed) hash family (0 for
+        exact); its mean over a family drawn per release is 0."""
         f = np.asarray(counts, dtype=np.float64)
         if self.debias == "exact":
             return np.zeros_like(f)
@@ -316,7 +371,8 @@ class CountMeanSketch(FrequencyOracle):
             rec[:, :8] = j.astype("<i8").view(np.uint8).reshape(-1, 8)
             rec[:, 8:] = reports.bits
             return rec.view(f"V{8 + nb}").reshape(-1)
-        vals = check_values(np.asarray(against), self.k) if self.k else np.asarray(against)
+        vals = (code_keys(check_values(np.asarray(against), self.k)) if self.k
+                else np.asarray(against, dtype=np.uint64))
         return pattern_keys([get_bits(reports.bits, self.bucket(j, np.full(j.size, v))) == 1
                              for v in vals.tolist()])
 
@@ -374,13 +430,14 @@ class Discovery:
     stderr: float
 
 
-class SequenceFragmentPuzzle:
+class SequenceFragmentPuzzle(LocalRandomizer):
     """Apple's sequence-fragment puzzle: discover frequent words without a dictionary.
 
     ε is split: ``fragment_share·ε`` on the fragment sketch, the rest on the word sketch
     (each user sends both: sequential composition gives ε). Words are lower-cased (if
     ``lowercase``) and seen through their first ``max_length`` characters; characters
-    outside ``alphabet`` cannot be reconstructed.
+    outside ``alphabet`` cannot be reconstructed. The empty word (what a user with a
+    missing value sends, :mod:`~dpstudio.engine.local.respond`) is never discovered.
     """
 
     name = "sfp"
@@ -426,25 +483,70 @@ class SequenceFragmentPuzzle:
         return table[inv]
 
     def prepare(self, words) -> np.ndarray:
-        w = np.asarray(words, dtype=object)
-        if w.ndim != 1:
-            w = w.reshape(-1)
+        """The words as an object array of (lower-cased) ``str``; QueryError otherwise."""
+        w = np.asarray(words, dtype=object).reshape(-1)
+        if w.size == 0:
+            return w
         if any(not isinstance(x, str) for x in w.tolist()):
             raise QueryError("the sequence-fragment puzzle needs a text column of words")
-        out = np.array([x.lower() if self.lowercase else x for x in w.tolist()], dtype=object)
-        return out
+        if not self.lowercase:
+            return w
+        uniq, inv = np.unique(w.astype(str), return_inverse=True)
+        return np.array([x.lower() for x in uniq.tolist()], dtype=object)[inv]
+
+    def fragment_keys(self, words, position: np.ndarray, h8=None) -> np.ndarray:
+        """Per user: the fragment sketch's key ``h(word)·A² + word[2ℓ:2ℓ+2]`` at position ℓ."""
+        w = np.asarray(words, dtype=object)
+        if h8 is None:
+            _, h8 = word_fingerprints(w, self.hash_seed)
+        n = w.size
+        codes = self._codes(w.astype(str)) if n else np.zeros((0, self.max_length), np.int64)
+        rows = np.arange(n)
+        frag = codes[rows, 2 * position] * self.A + codes[rows, 2 * position + 1]
+        return (h8 * self.A * self.A + frag).astype(np.uint64)
 
     def randomize(self, words, source) -> SFPReports:
         w = self.prepare(words)
         n = w.size
         key, h8 = word_fingerprints(w, self.hash_seed)
         pos = uniform_below32(self.positions, source.uint32(n), source).astype(np.int64)
-        codes = self._codes(w.astype(str)) if n else np.zeros((0, self.max_length), np.int64)
-        rows = np.arange(n)
-        frag = codes[rows, 2 * pos] * self.A + codes[rows, 2 * pos + 1]
-        fkey = (h8 * self.A * self.A + frag).astype(np.uint64)
+        fkey = self.fragment_keys(w, pos, h8)
         return SFPReports(pos, self.fragment_cms.randomize_keys(fkey, source),
                           self.word_cms.randomize_keys(key, source))
+
+    def estimate_words(self, reports: SFPReports, words, n: int | None = None) -> np.ndarray:
+        """The word sketch's (apple-debiased) count estimates of given words."""
+        keys, _ = word_fingerprints(self.prepare(words), self.hash_seed)
+        return self.word_cms.estimate_keys(reports.word, keys,
+                                           len(reports) if n is None else n)
+
+    def variance(self, n: int, counts=None) -> np.ndarray:
+        """The word estimates' variance over the users' coins (data-free leading term)."""
+        return self.word_cms.variance(n)
+
+    def report_keys(self, reports: SFPReports, against=None) -> np.ndarray:
+        """A key per report; with ``against`` (words), 2 bits per word: whether the word
+        sketch's bit and the fragment sketch's bit at that word's buckets are set."""
+        if against is None:
+            head = np.stack([np.asarray(reports.position, dtype="<i8"),
+                             np.asarray(reports.fragment.j, dtype="<i8"),
+                             np.asarray(reports.word.j, dtype="<i8")], axis=1)
+            rec = np.concatenate([head.view(np.uint8).reshape(len(reports), -1),
+                                  reports.fragment.bits, reports.word.bits], axis=1)
+            rec = np.ascontiguousarray(rec)
+            return rec.view(f"V{rec.shape[1]}").reshape(-1)
+        pos = np.asarray(reports.position, dtype=np.int64)
+        wj = np.asarray(reports.word.j, dtype=np.int64)
+        fj = np.asarray(reports.fragment.j, dtype=np.int64)
+        supports = []
+        for word in self.prepare(against).tolist():
+            same = np.full(pos.size, word, dtype=object)
+            key, _ = word_fingerprints(same[:1], self.hash_seed)
+            wb = self.word_cms.bucket(wj, np.full(pos.size, key[0], dtype=np.uint64))
+            fb = self.fragment_cms.bucket(fj, self.fragment_keys(same, pos))
+            supports += [get_bits(reports.word.bits, wb) == 1,
+                         get_bits(reports.fragment.bits, fb) == 1]
+        return pattern_keys(supports)
 
     def _threshold(self, cms: CountMeanSketch, n: int, tests: int, alpha: float) -> float:
         z = float(-ndtri(alpha / max(tests, 1)))
@@ -517,12 +619,32 @@ class SequenceFragmentPuzzle:
         keys, h8 = word_fingerprints(np.array(names, dtype=object), self.hash_seed)
         n = len(reports)
         est = self.word_cms.estimate_keys(reports.word, keys, n)
-        se = math.sqrt(self.word_cms.variance(n)[0])
         cut = self._threshold(self.word_cms, n, len(names), alpha)
-        out = [Discovery(w, float(e), se)
-               for w, e, hv in zip(names, est.tolist(), h8.tolist(), strict=True)
-               if e > cut and hv == cands[w]]  # the word must hash to its group
+        kept = [(w, float(e)) for w, e, hv in zip(names, est.tolist(), h8.tolist(),
+                                                  strict=True)
+                if e > cut and hv == cands[w]]  # the word must hash to its group
+        var = self._discovery_variance(reports, np.array([e for _, e in kept]), cut)
+        out = [Discovery(w, e, math.sqrt(v))
+               for (w, e), v in zip(kept, var.tolist(), strict=True)]
         return sorted(out, key=lambda d: -d.count)
+
+    def _discovery_variance(self, reports: SFPReports, counts: np.ndarray,
+                            cut: float) -> np.ndarray:
+        """Variance of each discovered word's estimate: the users' coins plus, the hash
+        family being drawn per release, its collisions with the other words.
+
+        ``Σ_{d'≠d} f(d')²`` is a plug-in: the other discoveries' estimates, the empty
+        word's (users with a missing value) and, for the remaining users, words of at
+        most ``cut`` users each (the discovery threshold; an approximation, since a word
+        can also be missed when its fragments were).
+        """
+        n = len(reports)
+        f = np.clip(counts, 0.0, n)
+        empty = float(np.clip(self.estimate_words(reports, [""], n)[0], 0.0, n))
+        rest = max(n - float(f.sum()) - empty, 0.0)
+        total_sq = float(np.sum(f * f)) + empty * empty + min(cut, rest) * rest
+        coins = self.word_cms.variance(n)[0]
+        return coins + self.word_cms.collision_variance(total_sq - f * f)
 
     def to_records(self, reports: SFPReports) -> dict[str, np.ndarray]:
         return {"fragment_position": 2 * np.asarray(reports.position) + 1,
@@ -535,7 +657,8 @@ class SequenceFragmentPuzzle:
         return len(reports)
 
     def describe(self):
-        return {"mechanism": self.name, "epsilon": self.epsilon,
+        return {"mechanism": self.name, "epsilon": self.epsilon, "delta": 0.0,
                 "epsilon_fragment": self.eps_fragment, "epsilon_word": self.eps_word,
                 "max_length": self.max_length, "alphabet": self.symbols[1:-1],
-                "messages_bits": self.messages_bits}
+                "hashes": self.word_cms.hashes, "buckets": self.word_cms.buckets,
+                "hash_seed": self.hash_seed, "messages_bits": self.messages_bits}

@@ -211,6 +211,8 @@ def _finish(out: ShuffleResult, total: float, width: float, n: int, clamped: int
     out.simulated = not source.is_secure
     out.source = source.label
     out.clamped = clamped
+    # Unconditional: a note that appeared only when values are missing would say so.
+    out.notes.append(encoding.MISSING_NOTE)
     return out
 
 

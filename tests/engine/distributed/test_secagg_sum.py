@@ -49,11 +49,13 @@ def test_dropouts_sum_the_survivors(mechanism):
                          dropouts=7, max_dropouts=10)
     assert out.n == 53 and out.dropouts == 7 and out.n_clients == 60
     assert abs(out.value - 3.0 * 53) <= out.error_bound
-    assert out.epsilon == 1.0  # noise was planned for 50 survivors; 53 add more
-    worse = run_secure_sum(values, (0, 10), mechanism, 1.0, 1e-6, SimulationSource(3),
-                           dropouts=7)  # planned for the 53 who are there
-    assert worse.epsilon == pytest.approx(1.0)
-    assert "dropped" in out.notes[0]
+    # Planned for 60 − ⌊0.1·60⌋ − 10 = 44 honest survivors; at worst 53 − 6 = 47 are there.
+    assert out.epsilon == 1.0 and out.honest_clients == 44 and out.corrupt_clients == 6
+    assert any("dropped" in note for note in out.notes)
+    # Dropouts not declared in advance: refused, never planned for after the fact.
+    with pytest.raises(ParameterError, match="planned for at most 0"):
+        run_secure_sum(values, (0, 10), mechanism, 1.0, 1e-6, SimulationSource(3),
+                       dropouts=7)
 
 
 def test_plan_matches_run_and_mean():
@@ -65,12 +67,20 @@ def test_plan_matches_run_and_mean():
     assert run.bits_per_message == plan.bits_per_message
     assert abs(run.value - 50.0) <= run.error_bound
     assert plan.value is None
-    # Error is the central model's up to the grid: noise SE within 1% of the central DG's.
-    assert math.sqrt(plan.noise_variance) == pytest.approx(plan.central_stderr, rel=0.01)
+    # The honest clients' noise is the central model's up to the grid (SE within 1% of
+    # the central DG's); the released sum carries all 80 shares, planned for the 72
+    # honest ones (⌊0.1·80⌋ = 8 may collude).
+    assert plan.honest_clients == 72
+    assert math.sqrt(plan.honest_noise_variance) == pytest.approx(plan.central_stderr,
+                                                                  rel=0.01)
+    assert plan.noise_variance == pytest.approx(plan.honest_noise_variance * 80 / 72,
+                                                rel=1e-12)
 
 
 def test_bad_inputs():
     src = SimulationSource(0)
+    with pytest.raises(ParameterError, match="survivors"):
+        run_secure_sum(np.ones(10), (0, 1), "skellam", 1.0, 1e-6, src, max_dropouts=6)
     with pytest.raises(ParameterError, match="survivors"):
         run_secure_sum(np.ones(10), (0, 1), "skellam", 1.0, 1e-6, src, dropouts=6)
     with pytest.raises(ParameterError):

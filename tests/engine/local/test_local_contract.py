@@ -4,7 +4,8 @@ Register a randomizer and it gets: an empirical LDP audit on two inputs (the
 Clopper–Pearson lower bound on ε from report events must not exceed the claimed ε, and
 for randomized response and K-RR must come within 20% of it), a power check (a copy
 built with a larger ε but claiming the original is caught), refusal of bad parameters and
-inputs with one-line messages, and complete metadata.
+inputs with one-line messages, and complete metadata. Entries answering only heavy
+hitters (open-domain text, e.g. ``sfp``) are audited on two words.
 """
 
 import numpy as np
@@ -28,6 +29,14 @@ def _is_mean(info):
     return "mean" in info.queries
 
 
+def _is_text(info):
+    """An open-domain entry: its inputs are words, it takes no domain size."""
+    return info.queries == ("heavy_hitters",)
+
+
+WORDS = ("zebra", "apple")  # no common fragment at any position
+
+
 def _build(info, eps):
     given = {"epsilon": eps}
     if "buckets" in {p.name for p in info.params}:
@@ -35,6 +44,8 @@ def _build(info, eps):
     params = info.resolve(given)
     if _is_mean(info):
         return info.build(**params, bounds=(0.0, 1.0))
+    if _is_text(info):
+        return info.build(**params)
     return info.build(**params, k=2 if info.name == "rr" else 4)
 
 
@@ -45,7 +56,7 @@ def _audit(oracle, seed):
     if oracle.output_kind == "numeric":
         return epsilon_lower_bound(oracle.report_keys(ra), oracle.report_keys(rb),
                                    delta=oracle.delta)
-    against = (int(x[0]), int(x2[0]))
+    against = (x[0], x2[0]) if x.dtype == object else (int(x[0]), int(x2[0]))
     return epsilon_lower_bound(oracle.report_keys(ra, against), oracle.report_keys(rb, against),
                                delta=oracle.delta, categorical=True)
 
@@ -53,12 +64,14 @@ def _audit(oracle, seed):
 def _inputs_for(oracle):
     if isinstance(oracle, MeanOracle):
         return np.zeros(N), np.ones(N)
+    if oracle.name == "sfp":
+        return np.full(N, WORDS[0], dtype=object), np.full(N, WORDS[1], dtype=object)
     return np.ones(N, dtype=np.int64), np.zeros(N, dtype=np.int64)
 
 
 def test_local_registry_entries_and_metadata():
     names = {m.name for m in RANDOMIZERS}
-    assert {"rr", "krr", "sue", "oue", "olh", "hadamard", "cms", "local_laplace",
+    assert {"rr", "krr", "sue", "oue", "olh", "hadamard", "cms", "sfp", "local_laplace",
             "local_gaussian", "duchi"} <= names
     for m in RANDOMIZERS:
         assert m.trust_models == ("local",)
@@ -70,6 +83,8 @@ def test_local_registry_entries_and_metadata():
     assert REGISTRY.select(trust_model="local", query="histogram")
     assert {m.name for m in REGISTRY.select(trust_model="local", query="mean")} == {
         "local_laplace", "local_gaussian", "duchi"}
+    assert {m.name for m in REGISTRY.select(trust_model="local", query="heavy_hitters")} == {
+        "cms", "sfp"}
 
 
 @pytest.mark.parametrize("info", RANDOMIZERS, ids=ids)
@@ -82,7 +97,11 @@ def test_interface(info):
     records = oracle.to_records(reports)
     assert records and all(len(col) == 50 for col in records.values())
     assert len(oracle.report_keys(reports)) == 50
-    if isinstance(oracle, FrequencyOracle):
+    if _is_text(info):
+        est = oracle.estimate_words(reports, list(WORDS))
+        assert est.shape == (2,) and np.isfinite(est).all() and oracle.variance(50)[0] > 0
+        assert isinstance(oracle.discover(reports), list)
+    elif isinstance(oracle, FrequencyOracle):
         est = oracle.estimate(reports)
         assert est.shape == (oracle.k,) and np.isfinite(est).all()
         assert oracle.variance(50).shape == (oracle.k,)
@@ -129,12 +148,29 @@ def test_bad_epsilon_in_build(info):
         with pytest.raises(ParameterError) as err:
             if _is_mean(info):
                 info.build(epsilon=eps, bounds=(0, 1))
+            elif _is_text(info):
+                info.build(**(info.resolve({}) | {"epsilon": eps}))
             else:
                 info.build(epsilon=eps, k=4 if info.name != "rr" else 2)
         assert "\n" not in str(err.value)
 
 
-@pytest.mark.parametrize("info", [m for m in RANDOMIZERS if not _is_mean(m)], ids=ids)
+@pytest.mark.parametrize("info", [m for m in RANDOMIZERS if _is_text(m)], ids=ids)
+def test_bad_words_and_parameters(info):
+    oracle = _build(info, 1.0)
+    for bad in ([0, 1], [0.5], [b"ab"], ["ok", 3]):
+        with pytest.raises(QueryError) as err:
+            oracle.randomize(np.array(bad, dtype=object), SimulationSource(0))
+        assert "\n" not in str(err.value)
+    for given in ({"fragment_share": 0.0}, {"fragment_share": 1.0}, {"buckets": 1},
+                  {"hashes": 0}):
+        with pytest.raises(ParameterError) as err:
+            info.resolve(given)
+        assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("info", [m for m in RANDOMIZERS if not _is_mean(m) and not _is_text(m)],
+                         ids=ids)
 def test_bad_domain_and_values(info):
     for k in (1, 0, -3, 2.5, None):
         with pytest.raises(ParameterError) as err:

@@ -7,6 +7,7 @@ import pytest
 
 from dpstudio.engine.errors import EngineError, ParameterError, QueryError
 from dpstudio.engine.local import LocalResult, run_local
+from dpstudio.engine.local.respond import OTHER_LABEL
 from dpstudio.engine.rng import SecureSource, SimulationSource
 
 CATS = ["red", "green", "blue", "other"]
@@ -23,10 +24,12 @@ def test_histogram(mech):
     res = run_local(col, mech, {"epsilon": 2.0}, categories=CATS, source=SimulationSource(1))
     assert isinstance(res, LocalResult)
     assert res.trust_model == "local" and res.mechanism == mech and res.epsilon == 2.0
-    assert res.n == int(np.sum(col != "purple")) and res.clamped == int(np.sum(col == "purple"))
-    assert list(res.estimate) == CATS and list(res.stderr) == CATS
-    for c in CATS:
-        true = int(np.sum(col == c))
+    # Every row reports: n is the number of rows; "purple" goes to the extra cell.
+    assert res.n == col.size and res.clamped == int(np.sum(col == "purple"))
+    cells = CATS + [OTHER_LABEL]
+    assert list(res.estimate) == cells and list(res.stderr) == cells
+    for c in cells:
+        true = int(np.sum(col == c)) if c != OTHER_LABEL else int(np.sum(col == "purple"))
         assert abs(res.estimate[c] - true) < 5 * res.stderr[c]
         assert res.ci_low[c] <= res.estimate[c] <= res.ci_high[c] or res.estimate[c] < 0
     assert res.central_stderr == pytest.approx(math.sqrt(0.5) / math.sinh(1.0), rel=1e-12)
@@ -50,19 +53,20 @@ def test_rr_on_booleans_and_with_p():
 
 @pytest.mark.parametrize("mech", ["local_laplace", "local_gaussian", "duchi"])
 def test_mean(mech):
-    rng = np.random.default_rng(3)
+    rng = np.random.default_rng(13)  # not 3: SimulationSource(3) draws the same stream
     col = rng.uniform(0, 100, 5000)
     col[::50] = np.nan
     res = run_local(col, mech, {"epsilon": 1.0}, bounds=(0, 100), source=SimulationSource(3),
                     postprocess="clip")
-    x = col[~np.isnan(col)]
-    assert res.query == "mean" and res.n == x.size
+    # Missing values are sent as the middle of the bounds: n is the number of rows.
+    x = np.where(np.isnan(col), 50.0, col)
+    assert res.query == "mean" and res.n == col.size and res.missing == 100
     assert res.estimate == {"mean": res.value}
     assert abs(res.unbiased - x.mean()) < 5 * res.stderr
     assert 0 <= res.ci_low <= res.value <= res.ci_high <= 100
     assert res.central_stderr < res.stderr
     assert res.delta == (1e-6 if mech == "local_gaussian" else 0.0)
-    assert len(res.records()["report"]) == x.size
+    assert len(res.records()["report"]) == col.size
 
 
 def test_secure_source_is_a_release():
@@ -84,8 +88,14 @@ def test_secure_source_is_a_release():
     (lambda s: run_local(_colours(), "krr", {"g": 3}, categories=CATS, source=s),
      ParameterError),
     (lambda s: run_local(_colours(), "krr", {}, categories=["a", "a"], source=s), QueryError),
-    (lambda s: run_local(_colours(), "krr", {}, categories=["zzz", "yyy"], source=s),
+    (lambda s: run_local(_colours(), "krr", {}, categories=["a", OTHER_LABEL], source=s),
      QueryError),
+    (lambda s: run_local(_colours(), "krr", {}, query="mean", categories=CATS, source=s),
+     QueryError),
+    (lambda s: run_local(_colours(), "sfp", {}, categories=CATS, source=s), QueryError),
+    (lambda s: run_local(_colours(), "cms", {}, query="heavy_hitters", categories=CATS,
+                         source=s), QueryError),
+    (lambda s: run_local(np.array([1.5, 2.0]), "sfp", {}, source=s), QueryError),
     (lambda s: run_local(_colours(), "rr", {}, categories=CATS, source=s), QueryError),
     (lambda s: run_local(np.array([]), "krr", {}, categories=CATS, source=s), QueryError),
     (lambda s: run_local(np.ones(5), "duchi", {}, source=s), ParameterError),

@@ -38,12 +38,13 @@ def test_sfp_recovers_planted_words():
 
 def test_run_local_cms_on_text_discovers_words_and_exports_records():
     column = _text_column(40_000, 3)
-    column[::97] = None  # missing values are skipped
+    column[::97] = None  # missing values send the empty word: every row reports
     res = run_local(column, "cms", {"epsilon": 8.0, "hashes": 32, "buckets": 512},
                     source=SimulationSource(4))
     assert res.query == "heavy_hitters" and res.trust_model == "local"
-    assert {"privacy", "hello", "sketch"} <= set(res.estimate)
-    assert res.n == 40_000 - len(column[::97])
+    assert res.mechanism == "cms"
+    assert {"privacy", "hello", "sketch"} <= set(res.estimate) and "" not in res.estimate
+    assert res.n == 40_000 and res.missing == len(column[::97])
     rec = res.records()
     assert set(rec) == {"fragment_position", "fragment_hash_index", "fragment_bits",
                         "word_hash_index", "word_bits"}

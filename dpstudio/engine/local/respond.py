@@ -1,0 +1,113 @@
+"""Every user sends a report: what a user whose value is missing or undeclared sends.
+
+In the local model the collector sees each report it receives, so *whether* a user
+reports is itself released: if only the users holding a declared value answered, the
+number of reports (the released ``n``, the exported records, the sum of the estimates)
+would reveal exactly how many users have a missing or undeclared value — an ε = ∞
+leak about each of them (a user moving from "declared" to "missing" changes the count
+with certainty). Here every row of the column sends exactly one report, chosen by a
+rule that looks at that user's value only:
+
+* **histograms**: the declared categories ``0..k−1`` plus one more code ``k``,
+  :data:`OTHER_LABEL`, sent through the *same* randomizer over ``k + 1`` values. A
+  declared and a missing value are then two inputs of one ε-LDP randomizer, and every
+  cell's estimator stays unbiased (the extra cell estimates how many users are missing
+  or undeclared; the released histogram includes it, so the estimates sum to ``n``).
+  Binary randomized response (``rr``) has no third answer: such a user's answer is a
+  fair coin's (randomized response of a uniformly drawn yes/no), so each of the two
+  counts estimates its declared count plus half of the others.
+* **means**: a missing or non-finite value is replaced by the middle of the declared
+  bounds before it is randomized; the estimate is the mean over all ``n`` rows of the
+  clamped, imputed column.
+* **heavy hitters** (words): a missing value sends the empty word, which the
+  sequence-fragment puzzle never reports as discovered.
+
+``n`` (the number of rows) is then public, as the replace relation of a local release
+already assumes; how many values were missing or undeclared stays with the analyst.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpstudio.engine.errors import QueryError
+from dpstudio.engine.local._coins import uniform_below32
+from dpstudio.engine.queries import present_mask
+
+__all__ = ["OTHER_LABEL", "Inputs", "histogram_inputs", "mean_inputs", "word_inputs"]
+
+#: Label of the extra histogram cell: users whose value is missing or not declared.
+OTHER_LABEL = "(other or missing)"
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What each row feeds its randomizer (one entry per row of the column).
+
+    ``missing`` (missing or non-finite values) and ``undeclared`` (present values outside
+    the declared categories or bounds) are counts for the analyst only: they are never
+    released.
+    """
+
+    values: np.ndarray
+    missing: int
+    undeclared: int
+
+
+def histogram_inputs(values, labels: list[str], source, other: bool = True) -> Inputs:
+    """Codes in ``0..k`` for every row: declared values → their index, the rest → ``k``.
+
+    With ``other=False`` (binary randomized response) the rest get a uniform code in
+    ``0..k−1`` drawn from ``source`` instead: a fair coin for ``k = 2``.
+    """
+    v = np.asarray(values).reshape(-1)
+    k = len(labels)
+    present = present_mask(v)
+    codes = np.full(v.size, k, dtype=np.int64)
+    undeclared = 0
+    if present.any():
+        distinct, inverse = np.unique(v[present].astype(str), return_inverse=True)
+        index = {c: i for i, c in enumerate(labels)}
+        cell = np.array([index.get(d, k) for d in distinct.tolist()], dtype=np.int64)
+        codes[present] = cell[inverse]
+        undeclared = int(np.count_nonzero(codes[present] == k))
+    rest = np.flatnonzero(codes == k)
+    if not other and rest.size:
+        # Lemire's exact uniform below k from 32-bit words (k = 2: a fair bit).
+        codes[rest] = uniform_below32(k, source.uint32(rest.size), source)
+    return Inputs(codes, int(v.size - np.count_nonzero(present)), undeclared)
+
+
+def mean_inputs(values, lower: float, upper: float) -> Inputs:
+    """Every row's number: missing and non-finite values become ``(lower + upper)/2``.
+
+    Values outside the bounds are kept here (each randomizer clamps them) and counted in
+    ``undeclared``. Text raises :class:`QueryError`.
+    """
+    v = np.asarray(values).reshape(-1)
+    x = np.full(v.size, np.nan)
+    present = present_mask(v)
+    try:
+        x[present] = np.asarray(v[present], dtype=np.float64)
+    except (TypeError, ValueError):
+        raise QueryError("a local mean needs numeric values") from None
+    missing = ~np.isfinite(x)
+    x[missing] = 0.5 * (lower + upper)  # a declared constant: the rule needs no data
+    undeclared = int(np.count_nonzero((x < lower) | (x > upper)))
+    return Inputs(x, int(np.count_nonzero(missing)), undeclared)
+
+
+def word_inputs(values) -> Inputs:
+    """Every row's word: missing values become the empty word ``""``.
+
+    Raises :class:`QueryError` when a present value is not text.
+    """
+    v = np.asarray(values, dtype=object).reshape(-1)
+    present = present_mask(v)
+    words = v.copy()
+    words[~present] = ""
+    if any(not isinstance(w, str) for w in words[present].tolist()):
+        raise QueryError("heavy hitters need a text column of words")
+    return Inputs(words, int(v.size - np.count_nonzero(present)), 0)
