@@ -14,6 +14,7 @@ from dpstudio.project.accountant import ACCOUNTANTS, get_accountant
 from dpstudio.project.errors import (
     BudgetExceededError,
     DatasetChangedError,
+    DatasetVersionError,
     LedgerTamperedError,
     NotAProjectError,
     ProjectBusyError,
@@ -41,6 +42,7 @@ __all__ = [
     "BudgetState",
     "CumulativePoint",
     "DatasetChangedError",
+    "DatasetVersionError",
     "DatasetRecord",
     "FileRecord",
     "LedgerTamperedError",

@@ -32,6 +32,18 @@ class DatasetChangedError(ProjectError):
     """The dataset's bytes differ from the ones it was registered with."""
 
 
+class DatasetVersionError(DatasetChangedError):
+    """The file looks like a version of a registered dataset: the analyst must say whose
+    budget it spends. ``budget_of``: the id whose budget it would share; ``registered``:
+    the registered dataset's id and name; ``separable``: whether declaring it to hold
+    other people (a budget of its own) is offered (not for the registered path itself)."""
+
+    def __init__(self, message: str, *, budget_of: int, registered: tuple[int, str],
+                 separable: bool) -> None:
+        super().__init__(message)
+        self.budget_of, self.registered, self.separable = budget_of, registered, separable
+
+
 class LedgerTamperedError(ProjectError):
     """The ledger was changed outside DP Studio (rows deleted, ε lowered, a budget raised…);
     releases are refused until the change is acknowledged. ``problems``: one line each."""

@@ -71,6 +71,7 @@ from dpstudio.project.accountant import get_accountant
 from dpstudio.project.errors import (
     BudgetExceededError,
     DatasetChangedError,
+    DatasetVersionError,
     LedgerTamperedError,
     NotAProjectError,
     ProjectError,
@@ -629,24 +630,28 @@ class Project:
                                 "registered datasets: it has a budget of its own"]
         for rec in records:
             if rec.path == str(path):
-                raise DatasetChangedError(
+                raise DatasetVersionError(
                     f"warning: {path.name} has changed since it was registered as dataset "
                     f"#{rec.id} (its rows are not the registered ones); refusing to release — "
                     f"restore the registered file, or release this version under dataset "
                     f"#{rec.budget_root}'s budget with --share-budget-with {rec.budget_root} "
-                    f"(spec: share_budget_with = {rec.budget_root})")
+                    f"(spec: share_budget_with = {rec.budget_root})",
+                    budget_of=rec.budget_root, registered=(rec.id, rec.name),
+                    separable=False)
         for rec in records:
             if rec.content_hash is None:
                 continue
             why = looks_like_version(content, self._content_of(rec))
             if why:
-                raise DatasetChangedError(
+                raise DatasetVersionError(
                     f"warning: {path.name} looks like a version of registered dataset "
                     f"#{rec.id} ({rec.name}: {why}); refusing to give it a budget of its "
                     f"own — release it under that budget with --share-budget-with "
                     f"{rec.budget_root} (spec: share_budget_with = {rec.budget_root}), or, if "
                     "it holds other people, say so with --separate-budget (spec: "
-                    "separate_budget = true)")
+                    "separate_budget = true)",
+                    budget_of=rec.budget_root, registered=(rec.id, rec.name),
+                    separable=True)
         return None, None, []
 
     def _content_of(self, rec: DatasetRecord) -> ContentFingerprint:

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from dpstudio.ui import compute
 from dpstudio.ui.param_form import ScientificSpinBox, SignificantSpinBox
 from dpstudio.ui.session import Session
 from dpstudio.ui.style import MUTED
@@ -100,10 +101,13 @@ class BudgetPanel(QWidget):
             spent_e = sum(e for _, e, _ in s.spent)
             spent_d = sum(d for _, _, d in s.spent)
         this_d = s.delta if s.needs_delta else 0.0
+        snapshot = s.settings()
+        # The engine object's ε (randomized response with a chosen p fixes its own).
+        this_e = s.epsilon if snapshot is None else compute.release_epsilon(snapshot)
         return {"total_epsilon": total_e, "total_delta": total_d,
                 "spent_epsilon": spent_e, "spent_delta": spent_d,
-                "this_epsilon": s.epsilon, "this_delta": this_d,
-                "remaining_epsilon": total_e - spent_e - s.epsilon,
+                "this_epsilon": this_e, "this_delta": this_d,
+                "remaining_epsilon": total_e - spent_e - this_e,
                 "remaining_delta": total_d - spent_d - this_d}
 
     def refresh(self, aspect: str = "") -> None:

@@ -390,6 +390,21 @@ def build_randomizer(s: Settings, epsilon: float, mechanism: str | None = None) 
     return info.build(**_accepted_kwargs(info.factory, kwargs))
 
 
+@functools.lru_cache(maxsize=256)
+def release_epsilon(s: Settings) -> float:
+    """The ε this release claims and is charged: the built engine object's, not the slider's.
+
+    They differ where a parameter fixes the guarantee: randomized response with a chosen
+    p is ln(p/(1−p))-DP whatever the slider says (the project charges the same).
+    """
+    if s.trust_model != "local":
+        return float(s.epsilon)
+    try:
+        return float(getattr(build_randomizer(s, float(s.epsilon)), "epsilon", s.epsilon))
+    except (EngineError, TypeError, ValueError):
+        return float(s.epsilon)
+
+
 def _labels(s: Settings) -> list[str]:
     """Cells of a histogram: declared categories, or the bins of the declared bounds."""
     if s.column_type in ("categorical", "boolean"):
@@ -1033,7 +1048,7 @@ def tradeoff(s: Settings, state: State | None = None, *, draws: int = ATTACK_DRA
     likelihood-ratio test between two neighbours (seeded, Clopper–Pearson boxes).
     """
     check(state)
-    eps, dlt, k = float(s.epsilon), s.effective_delta, int(s.compositions)
+    eps, dlt, k = release_epsilon(s), s.effective_delta, int(s.compositions)
     bound_c = epsilon_delta_tradeoff(eps, dlt, ALPHA)
     bound = Line(f"ε = {eps:.3g}, δ = {dlt:.0e}" if dlt else f"ε = {eps:.3g}",
                  bound_c.alpha, bound_c.beta)
@@ -1043,6 +1058,9 @@ def tradeoff(s: Settings, state: State | None = None, *, draws: int = ATTACK_DRA
     info = s.info
     source = SimulationSource(seed)
     attack_label = "simulated attack"
+    if not math.isclose(eps, float(s.epsilon), rel_tol=1e-9):
+        notes.append(f"the mechanism's parameters fix its guarantee at ε = {eps:.4g} (not the "
+                     f"slider's {float(s.epsilon):.4g}): that is the ε shown and charged")
     notes.append(f"simulated attack: likelihood-ratio tests on {draws:,} seeded draws per "
                  f"neighbour (seed {seed}), Clopper–Pearson boxes at {s.confidence:.0%}")
     if s.trust_model == "central" and info.kind == "additive":

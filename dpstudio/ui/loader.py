@@ -42,10 +42,13 @@ class LoadOutcome:
     error: str | None = None
 
 
-def load_job(path: Path, open_fn: Callable[..., Dataset], *, state: Any) -> LoadOutcome:
-    """The worker's job: open ``path``; a :class:`DataError` becomes the outcome's error."""
+def load_job(path: Path, open_fn: Callable[..., Dataset], header: bool = True, *,
+             state: Any) -> LoadOutcome:
+    """The worker's job: open ``path``; a :class:`DataError` becomes the outcome's error.
+    ``header=False``: the file's first line is data."""
     try:
-        return LoadOutcome(path, dataset=open_fn(path, state=state))
+        kwargs = {} if header else {"header": False}
+        return LoadOutcome(path, dataset=open_fn(path, state=state, **kwargs))
     except DataError as exc:
         return LoadOutcome(path, error=str(exc))
     except MemoryError:
@@ -88,10 +91,11 @@ class DatasetLoader(QObject):
         """The file being loaded, if any."""
         return self._path
 
-    def load(self, path: str | os.PathLike[str]) -> None:
-        """Start loading ``path`` (superseding any load under way)."""
+    def load(self, path: str | os.PathLike[str], *, header: bool = True) -> None:
+        """Start loading ``path`` (superseding any load under way); ``header=False`` reads
+        the first line as data."""
         self._path = Path(path)
-        self._runner.submit(KEY, load_job, self._path, self.open_fn)
+        self._runner.submit(KEY, load_job, self._path, self.open_fn, header)
         self.started.emit(str(self._path))
         self.busy_changed.emit(True)
 

@@ -128,6 +128,7 @@ class MainWindow(QMainWindow):
         self._follow_column_selection()
 
         self.loader = DatasetLoader(self)
+        self.header_box: QMessageBox | None = None  # "is the first line a header?"
         self.loader.loaded.connect(self._on_loaded)
         self.loader.failed.connect(self._on_load_failed)
         self.presentation = PresentationMode(self, self.settings.presentation_font_scale)
@@ -213,6 +214,33 @@ class MainWindow(QMainWindow):
         self.set_dataset(dataset)
         self.settings.add_recent_file(dataset.path)
         self.settings.save()
+        self._offer_no_header(dataset)
+
+    def _offer_no_header(self, dataset: Dataset) -> None:
+        """A file whose column names are all numbers may have no header line: its first
+        row was read as the names. Say so and offer to read that line as data."""
+        from dpstudio.data.loading import header_note
+
+        frame = dataset.frame
+        if not frame.attrs.get("header", True) or frame.attrs.get("format") == "parquet":
+            return
+        note = header_note(frame, dataset.path.name)
+        if note is None:
+            return
+        box = QMessageBox(QMessageBox.Icon.Question, "Is the first line a header?",
+                          f"Every column name of {dataset.path.name} is a number, so its "
+                          "first line may be a row of data read as the names.", parent=self)
+        box.setInformativeText("Read the first line as data (columns named 1, 2, …), or "
+                               "keep it as the column names.")
+        as_data = box.addButton("Read it as data", QMessageBox.ButtonRole.AcceptRole)
+        keep = box.addButton("Keep as names", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(keep)
+        self.header_box = box
+        box.exec()
+        if box.clickedButton() is as_data:
+            self.loader.load(dataset.path, header=False)
+        else:
+            self.statusBar().showMessage(note, 15000)
 
     def _on_load_failed(self, path: str, message: str) -> None:
         if not Path(path).exists():

@@ -35,6 +35,7 @@ from dpstudio.project import (
     BudgetState,
     DatasetChangedError,
     DatasetRecord,
+    DatasetVersionError,
     LedgerTamperedError,
     Project,
     ProjectError,
@@ -114,6 +115,7 @@ class ProjectController(QObject):
         self.project: Project | None = None
         self.busy: str | None = None
         self.done_dialog: ReleaseDoneDialog | None = None
+        self.version_box: QMessageBox | None = None  # whose budget? (a version)
         self._record: DatasetRecord | None = None
         self._ledger_key: str | None = None   # a dataset chosen in the Ledger tab
         self._pending_spec: ReleaseSpec | None = None
@@ -462,7 +464,8 @@ class ProjectController(QObject):
             dataset=str(s.dataset.path.resolve()), query=query, trust_model=s.trust_model,
             formats=formats or ("csv", "json"), report=bool(choices.get("report", False)),
             script=bool(choices.get("script", False)), budget_epsilon=budget[0],
-            budget_delta=budget[1], accountant=accountant)
+            budget_delta=budget[1], accountant=accountant,
+            header=bool(s.dataset.frame.attrs.get("header", True)))
 
     def default_out_dir(self) -> Path:
         assert self.project is not None
@@ -631,6 +634,8 @@ class ProjectController(QObject):
 
     def _refused(self, error: Exception) -> None:
         message = str(error)
+        if isinstance(error, DatasetVersionError) and self._ask_whose_budget(error):
+            return
         if isinstance(error, BudgetExceededError):
             title = "Budget exceeded"
         elif isinstance(error, DatasetChangedError):
@@ -644,6 +649,41 @@ class ProjectController(QObject):
                 message = f"{error.strerror or error}"
         self.release_refused.emit(message)
         QMessageBox.warning(self.window, title, message)
+
+    def _ask_whose_budget(self, error: DatasetVersionError) -> bool:
+        """A file that looks like a version of a registered dataset: ask whose budget it
+        spends, and check again with the answer. False: the analyst cancelled."""
+        assert self._spec is not None and self._out is not None
+        rid, name = error.registered
+        box = QMessageBox(QMessageBox.Icon.Warning, "Whose budget does this file spend?",
+                          f"This file looks like a version of registered dataset #{rid} "
+                          f"({name}). Releasing it on a budget of its own would let the same "
+                          "people's data be released again.", parent=self.window)
+        box.setInformativeText(str(error).removeprefix("warning: "))
+        share = box.addButton(f"Share the budget of #{error.budget_of}",
+                              QMessageBox.ButtonRole.AcceptRole)
+        share.setToolTip("Releases of this file are charged to the registered dataset's "
+                         "budget: the safe choice when it holds the same people.")
+        separate = None
+        if error.separable:
+            separate = box.addButton("It holds other people", QMessageBox.ButtonRole.ActionRole)
+            separate.setToolTip("Declare that this file is about other people: it gets a "
+                                "budget of its own (recorded in the ledger).")
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(share)
+        self.version_box = box
+        box.exec()
+        clicked = box.clickedButton()
+        if clicked is share:
+            self._spec = replace(self._spec, share_budget_with=error.budget_of)
+        elif separate is not None and clicked is separate:
+            self._spec = replace(self._spec, separate_budget=True)
+        else:
+            return False
+        self._set_busy("check")
+        self.window.statusBar().showMessage("Checking the budget…")
+        self.runner.submit("check", _check_job, self.project, self._spec, self._out)
+        return True
 
     def _confirm(self, check: dict[str, Any]) -> None:
         assert self._spec is not None and self._out is not None and self.project is not None

@@ -38,3 +38,15 @@ def errors(monkeypatch):
 
     monkeypatch.setattr(QMessageBox, "critical", staticmethod(fake_critical))
     return shown
+
+
+@pytest.fixture(autouse=True)
+def no_unanswered_message_box(monkeypatch):
+    """A modal QMessageBox.exec that no test answers would wait forever (offscreen, nobody
+    clicks): fail the test with the box's text instead. Tests that expect a box patch
+    ``QMessageBox.exec`` themselves, after this."""
+
+    def unanswered(box):
+        raise AssertionError(f"an unanswered modal message box: {box.text()!r}")
+
+    monkeypatch.setattr(QMessageBox, "exec", unanswered)

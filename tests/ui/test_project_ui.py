@@ -225,8 +225,20 @@ def test_a_changed_dataset_is_refused(window, qtbot, tmp_path, monkeypatch, mess
     _release(window, qtbot)
     with open(data, "a", encoding="utf-8") as handle:
         handle.write("R9999,online,Arts,1st,30,10,no,,3.1,no\n")
+    offered: list[list[str]] = []
+
+    def cancel(box):  # the analyst is asked whose budget this version spends, and cancels
+        offered.append([b.text() for b in box.buttons()])
+        box.button(QMessageBox.StandardButton.Cancel).click()
+        return 0
+
+    monkeypatch.setattr(QMessageBox, "exec", cancel)
     qtbot.mouseClick(window.result_panel.release_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: bool(messages), timeout=TIMEOUT_MS)
+    # The registered path with other rows: sharing its budget is offered, a budget of its
+    # own is not (it is the same file).
+    assert any(t.startswith("Share the budget of #1") for t in offered[0])
+    assert "It holds other people" not in offered[0]
     assert messages[-1][1] == "The dataset has changed"
     assert "changed since it was registered" in messages[-1][2]
     assert len(window.ledger_view.rows()) == 1
@@ -486,3 +498,72 @@ def test_an_edited_ledger_is_shown_and_refused_until_acknowledged(window, qtbot,
     record = _release(window, qtbot)
     assert record.id == 3
     assert window.session.project_budget.spent_epsilon == pytest.approx(1.5)
+
+
+def test_every_epsilon_shown_for_rr_with_p_is_the_randomizers(window, qtbot):
+    """Before a release too: with p = 0.75 the budget panel's "this release" and the
+    trade-off plot's (ε, δ) bound say ln 3 ≈ 1.099, not the slider's 1."""
+    from dpstudio.ui import compute
+
+    s = window.session
+    s.set_column("cheated_on_exam")
+    s.set_trust_model("local")
+    s.set_query("histogram")
+    s.set_mechanism("rr")
+    s.set_epsilon(1.0)
+    s.set_param("p", 0.75)
+    panel = window.analysis_panel.budget_panel
+    panel.refresh()
+    assert panel.figures()["this_epsilon"] == pytest.approx(1.0986122886681098)
+    result = compute.tradeoff(s.settings(), draws=2000)
+    assert result.bound.label.startswith("ε = 1.1"), result.bound.label
+    assert any("fix its guarantee at ε = 1.099" in n for n in result.notes)
+    s.set_param("p", 0.0)  # p derived from ε: the slider's ε again
+    assert panel.figures()["this_epsilon"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("answer", ["share", "cancel"])
+def test_a_version_of_a_spent_dataset_asks_whose_budget(window, qtbot, tmp_path, data,
+                                                         monkeypatch, messages, answer):
+    """A file with one row changed looks like a version of the registered survey: the
+    Release… button asks whose budget it spends; sharing charges the registered dataset's
+    budget (before: the version got a full budget of its own, silently)."""
+    path = _create(window, tmp_path, epsilon=1.0)
+    Confirm(monkeypatch)
+    window.session.set_epsilon(0.6)
+    first = _release(window, qtbot)
+    lines = data.read_text(encoding="utf-8").splitlines(keepends=True)
+    cells = lines[1].split(",")
+    cells[4] = str(int(cells[4]) + 1)  # one person's age
+    version = data.with_name("survey-v2.csv")
+    version.write_text("".join([lines[0], ",".join(cells), *lines[2:]]), encoding="utf-8")
+    shutil.copy(data.with_name(data.name + ".schema.json"),
+                version.with_name(version.name + ".schema.json"))
+    assert window.open_path_now(version)
+    assert window.analysis.wait_idle(20)
+    asked: list[str] = []
+
+    def exec_(box):
+        asked.append(box.text())
+        wanted = box.buttons()[0] if answer == "share" else box.button(
+            QMessageBox.StandardButton.Cancel)
+        wanted.click()
+        return 0
+
+    monkeypatch.setattr(QMessageBox, "exec", exec_)
+    window.session.set_epsilon(0.3)
+    button = window.result_panel.release_button
+    if answer == "share":
+        record = _release(window, qtbot)
+        assert "looks like a version of registered dataset" in asked[0]
+        assert record.dataset_id != first.dataset_id
+        with Project.open(path) as project:
+            # The version spends the registered dataset's budget: 0.6 + 0.3 of 1.0.
+            assert float(project.budget(record.dataset_id).remaining_epsilon) == \
+                pytest.approx(0.1)
+    else:
+        with qtbot.waitSignal(window.projects.release_refused, timeout=TIMEOUT_MS):
+            qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+        assert asked and any("looks like a version" in text for _, _, text in messages)
+        with Project.open(path) as project:
+            assert len(project.ledger()) == 1
