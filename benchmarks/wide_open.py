@@ -41,6 +41,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("DPSTUDIO_CONFIG_DIR", tempfile.mkdtemp(prefix="dpstudio_bench_cfg_"))
 
 import numpy as np  # noqa: E402
+from ui_latency import pump  # noqa: E402  (the same event pump as the latency benchmark)
 
 TARGET_S = 2.0
 
@@ -95,16 +96,6 @@ def make_many_names(header_chars: int = 100_000, rows: int = 100) -> Path:
     return path
 
 
-def pump(app, until, timeout: float = 120.0) -> bool:
-    deadline = time.perf_counter() + timeout
-    while time.perf_counter() < deadline:
-        app.processEvents()
-        if until():
-            return True
-        time.sleep(0.001)
-    return False
-
-
 def measure(app, window, path: Path) -> dict:
     """Open ``path`` the way File ▸ Open does and time it until the window is repainted."""
     from dpstudio.data.dataset import open_dataset
@@ -125,7 +116,7 @@ def measure(app, window, path: Path) -> dict:
     try:
         start = time.perf_counter()
         window.open_path(path)
-        if not pump(app, lambda: "set_end" in marks):
+        if not pump(app, lambda: "set_end" in marks, timeout=120.0):
             return {"error": "not loaded within 120 s"}
         window.repaint()
         app.processEvents()

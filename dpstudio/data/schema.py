@@ -19,6 +19,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from pandas.api import types as ptypes
 
@@ -262,9 +263,37 @@ class Schema:
 # --- guessing types --------------------------------------------------------------------
 
 
+#: Cells converted at once when guessing numeric columns in blocks (bounds the memory).
+_GUESS_BLOCK_CELLS = 1 << 24
+
+
 def guess_types(df: pd.DataFrame) -> dict[str, ColumnType]:
-    """Guess each column's type from its values. Types only: never bounds or categories."""
-    return {str(name): guess_type(df[name]) for name in df.columns}
+    """Guess each column's type from its values. Types only: never bounds or categories.
+
+    Numeric columns are judged together, a block of columns per numpy pass (a file of
+    thousands of numeric columns would otherwise build a pandas Series per column); the
+    others one by one (:func:`guess_type`). Both follow the same rules.
+    """
+    names = [str(c) for c in df.columns]
+    dtypes = list(df.dtypes)
+    out: dict[str, ColumnType] = {}
+    numeric = [i for i, d in enumerate(dtypes)
+               if ptypes.is_numeric_dtype(d) and not ptypes.is_bool_dtype(d)]
+    step = max(1, _GUESS_BLOCK_CELLS // max(len(df), 1))
+    for start in range(0, len(numeric), step):
+        block = numeric[start:start + step]
+        x = df.iloc[:, block].to_numpy(dtype=np.float64, na_value=np.nan)
+        present = ~np.isnan(x)
+        any_present = present.any(axis=0)
+        zero_one = ((x == 0) | (x == 1) | ~present).all(axis=0)
+        for j, i in enumerate(block):
+            out[names[i]] = (ColumnType.TEXT if not any_present[j] else
+                             ColumnType.BOOLEAN if zero_one[j] else ColumnType.NUMERIC)
+    done = set(numeric)
+    for i, name in enumerate(names):
+        if i not in done:
+            out[name] = guess_type(df.iloc[:, i])
+    return {name: out[name] for name in names}
 
 
 def guess_type(series: pd.Series) -> ColumnType:

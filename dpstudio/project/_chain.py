@@ -280,6 +280,19 @@ def _show(value: Any) -> str:
     return repr(text) if amount(text) is None and value is not None else text
 
 
+def _row_problems(what: str, expected: dict | None, row: dict | None,
+                  fields: tuple[str, ...], amounts: tuple[str, ...]) -> list[str]:
+    """What changed in one row against its chain entry: deleted, added by hand, fields
+    changed, and amounts that are not numbers."""
+    if row is None:
+        return [f"{what} was deleted"]
+    out = ([f"{what} was added outside DP Studio"] if expected is None
+           else _differences(what, expected, row, fields))
+    out += [f"{what}: {_LABELS[name]} {_show(row[name])} is not a number"
+            for name in amounts if amount(row[name]) is None]
+    return out
+
+
 def _differences(what: str, expected: dict, actual: dict, fields: tuple[str, ...]
                  ) -> list[str]:
     out = []
@@ -369,17 +382,8 @@ def audit(conn: sqlite3.Connection, manifests: bool = True) -> Audit:
     for ref in sorted(set(out.expected_datasets) | set(out.datasets)):
         exp, row = out.expected_datasets.get(ref), out.datasets.get(ref)
         what = dataset_what(ref)
-        if row is None:
-            out.problems.append(f"{what} was deleted")
-        elif exp is None:
-            out.problems.append(f"{what} was added outside DP Studio")
-        else:
-            out.problems += _differences(what, exp, row, DATASET_FIELDS)
-        if row is not None:
-            for name in ("budget_epsilon", "budget_delta"):
-                if amount(row[name]) is None:
-                    out.problems.append(f"{what}: {_LABELS[name]} {_show(row[name])} is not a "
-                                        "number")
+        out.problems += _row_problems(what, exp, row, DATASET_FIELDS,
+                                      ("budget_epsilon", "budget_delta"))
         sources = [d for d in (exp, row) if d is not None]
         e = _smallest([amount(d.get("budget_epsilon")) for d in sources])
         d_ = _smallest([amount(d.get("budget_delta")) for d in sources])
@@ -388,17 +392,7 @@ def audit(conn: sqlite3.Connection, manifests: bool = True) -> Audit:
     for ref in sorted(set(out.expected_releases) | set(out.releases)):
         exp, row = out.expected_releases.get(ref), out.releases.get(ref)
         what = f"release #{ref}"
-        if row is None:
-            out.problems.append(f"{what} was deleted")
-        elif exp is None:
-            out.problems.append(f"{what} was added outside DP Studio")
-        else:
-            out.problems += _differences(what, exp, row, RELEASE_FIELDS)
-        if row is not None:
-            for name in ("epsilon", "delta"):
-                if amount(row[name]) is None:
-                    out.problems.append(f"{what}: {_LABELS[name]} {_show(row[name])} is not a "
-                                        "number")
+        out.problems += _row_problems(what, exp, row, RELEASE_FIELDS, ("epsilon", "delta"))
         sources = [d for d in (exp, row) if d is not None]
         found = _manifest_of(conn, row or exp, manifests)
         m_eps = m_delta = None

@@ -214,3 +214,28 @@ def test_complete_schema_keeps_declared_columns_in_frame_order(schema):
     assert full.names == ("height", "age", "unknown")
     assert full["age"] is schema["age"]
     assert full["height"].bounds is None
+
+
+def test_guessing_numeric_columns_in_blocks_follows_the_per_column_rules(monkeypatch):
+    """The block-wise numeric pass (fast on thousands of columns) guesses exactly what
+    guess_type does column by column, whatever the block size."""
+    import numpy as np
+    import pandas as pd
+
+    from dpstudio.data import schema as schema_module
+
+    df = pd.DataFrame({
+        "ints": [1, 5, 7, 9], "floats": [0.5, np.nan, 2.0, 3.0],
+        "all_nan": [np.nan] * 4, "zero_one": [0.0, 1.0, np.nan, 1.0],
+        "nullable": pd.array([0, 1, None, 1], dtype="Int64"),
+        "nullable_big": pd.array([3, None, 10, 1], dtype="Int64"),
+        "flags": [True, False, True, True], "words": ["a", "b", "a", None],
+        "yes_no": ["yes", "no", "no", "yes"], "numbers_as_text": ["1.5", "2", " 3", None],
+    })
+    expected = {c: schema_module.guess_type(df[c]) for c in df.columns}
+    for block in (1 << 24, 3, 1):
+        monkeypatch.setattr(schema_module, "_GUESS_BLOCK_CELLS", block)
+        assert schema_module.guess_types(df) == expected
+    assert expected["all_nan"] is schema_module.ColumnType.TEXT
+    assert expected["zero_one"] is schema_module.ColumnType.BOOLEAN
+    assert expected["nullable_big"] is schema_module.ColumnType.NUMERIC

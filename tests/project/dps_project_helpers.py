@@ -95,3 +95,12 @@ def assert_consistent(project_path: Path, out: Path, expect_recovery: bool = Tru
                 expected[f.name] = f.sha256
     assert folder_state(out) == expected
     return records
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    """``dpstudio ARGV…`` in this process: (exit code, stdout, stderr)."""
+    from dpstudio.cli import main
+
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err

@@ -8,15 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from dps_project_helpers import assert_consistent, folder_state, make_dataset, write_spec
-
-from dpstudio.cli import main
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+from dps_project_helpers import assert_consistent, folder_state, make_dataset, run, write_spec
 
 
 @pytest.fixture

@@ -7,9 +7,8 @@ import random
 import sqlite3
 
 import pytest
-from dps_project_helpers import folder_state, make_dataset, write_spec
+from dps_project_helpers import folder_state, make_dataset, run, write_spec
 
-from dpstudio.cli import main
 from dpstudio.engine.queries import QuerySpec
 from dpstudio.project import (
     BudgetExceededError,
@@ -20,12 +19,6 @@ from dpstudio.project import (
     SpecError,
     load_spec,
 )
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def spec_for(data, epsilon=1.0, **kw):

@@ -8,19 +8,12 @@ import shutil
 import tomllib
 
 import pytest
-from dps_project_helpers import folder_state, write_spec
+from dps_project_helpers import folder_state, run, write_spec
 
-from dpstudio.cli import main
 from dpstudio.data import sample_path
 from dpstudio.export import verify_manifest
 from dpstudio.project import Project, ReleaseSpec, SpecError, load_spec, parse_spec
 from dpstudio.project.spec import spec_text
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

@@ -9,9 +9,8 @@ import shutil
 import tomllib
 
 import pytest
-from dps_project_helpers import folder_state, write_spec
+from dps_project_helpers import folder_state, run, write_spec
 
-from dpstudio.cli import main
 from dpstudio.data import sample_path
 from dpstudio.export import verify_manifest
 from dpstudio.project import Project, SpecError, parse_spec
@@ -19,12 +18,6 @@ from dpstudio.project.spec import spec_text
 
 FEATURES = ["hours_studied_per_week", "gpa"]
 STEM = "r0001-logistic_regression-cheated_on_exam"
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _copy_survey(tmp):

@@ -10,9 +10,8 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from dps_project_helpers import folder_state, write_spec
+from dps_project_helpers import folder_state, run, write_spec
 
-from dpstudio.cli import main
 from dpstudio.engine.local.frequency import RandomizedResponse
 from dpstudio.engine.queries import QuerySpec
 from dpstudio.project import BudgetExceededError, Project, ReleaseSpec, load_spec
@@ -21,12 +20,6 @@ from dpstudio.project import project as project_module
 FIXTURES = Path(__file__).parent / "fixtures"
 #: The randomizer's own ε for p = 3/4: ln 3 rounded up to a float (engine).
 LN3 = RandomizedResponse(1.0, 0.75).epsilon
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

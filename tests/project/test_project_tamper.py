@@ -8,16 +8,9 @@ import sqlite3
 from decimal import Decimal
 
 import pytest
-from dps_project_helpers import folder_state, make_dataset, write_spec
+from dps_project_helpers import folder_state, make_dataset, run, write_spec
 
-from dpstudio.cli import main
 from dpstudio.project import LedgerTamperedError, Project, _chain
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

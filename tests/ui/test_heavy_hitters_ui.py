@@ -6,23 +6,17 @@ real widgets with clicks and keys on a generated dataset with planted words."""
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
+from ui_helpers import TIMEOUT, close_window, open_window, pick, write_declared_csv
 
-from dpstudio.data import open_dataset
 from dpstudio.engine.local import run_local
 from dpstudio.engine.local.entries import sfp_from_params
 from dpstudio.engine.rng import SimulationSource
-from dpstudio.ui import session as session_module
-from dpstudio.ui.main_window import MainWindow
 
-TIMEOUT = 30.0
 ROWS = 12_000
 #: Planted words and their shares; the rest are 300 rare words and 4% missing values.
 PLANTED = {"paris": 0.30, "london": 0.22, "berlin": 0.16}
@@ -38,37 +32,17 @@ def data(tmp_path):
     city[rng.random(ROWS) < 0.04] = ""
     city[::7] = [str(w).upper() for w in city[::7]]  # devices lower-case the words
     score = rng.uniform(20, 90, ROWS).round(1)
-    path = tmp_path / "people.csv"
-    with path.open("w", newline="", encoding="utf-8") as f:
-        out = csv.writer(f)
-        out.writerow(["score", "city"])
-        out.writerows(zip(score.tolist(), city.tolist(), strict=True))
-    schema = {"schema_version": 1, "columns": [
+    return write_declared_csv(tmp_path / "people.csv", ["score", "city"],
+                              zip(score.tolist(), city.tolist(), strict=True), [
         {"name": "score", "type": "numeric", "lower": 0, "upper": 100},
-        {"name": "city", "type": "text"}]}
-    (tmp_path / "people.csv.schema.json").write_text(json.dumps(schema), encoding="utf-8")
-    return path
+        {"name": "city", "type": "text"}])
 
 
 @pytest.fixture
-def window(qtbot, data, tmp_path, monkeypatch):
-    monkeypatch.setenv("DPSTUDIO_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setattr(session_module.Analysis, "planned_comparisons", False)
-    win = MainWindow(open_dataset(data))
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    win.show()
-    assert win.analysis.wait_idle(TIMEOUT)
+def window(qtbot, data, monkeypatch):
+    win = open_window(qtbot, data, monkeypatch)
     yield win
-    win.analysis.shutdown()
-
-
-def _pick(qtbot, combo, text: str) -> None:
-    """Choose an item of a closed combo box by typing its first letters, as a person would
-    (after a pause: letters typed within the keyboard interval extend the last search)."""
-    qtbot.wait(QApplication.keyboardInputInterval() + 50)
-    combo.setFocus()
-    qtbot.keyClicks(combo, text)
+    close_window(win)
 
 
 def _set_epsilon(qtbot, win, value: str) -> None:
@@ -83,11 +57,11 @@ def _choose_heavy_hitters(qtbot, win, mechanism: str = "Seq") -> None:
     panel = win.analysis_panel
     qtbot.mouseClick(panel.trust_buttons["local"], Qt.MouseButton.LeftButton)
     assert win.session.trust_model == "local"
-    _pick(qtbot, panel.column_combo, "city")
+    pick(qtbot, panel.column_combo, "city")
     assert win.session.column == "city"
     assert panel.query_combo.currentData() == "heavy_hitters"
     assert panel.query_combo.currentText() == "Heavy hitters"
-    _pick(qtbot, panel.mechanism_combo, mechanism)
+    pick(qtbot, panel.mechanism_combo, mechanism)
 
 
 def test_heavy_hitters_list_the_planted_words(window, qtbot, tmp_path):

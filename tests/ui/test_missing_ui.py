@@ -11,23 +11,19 @@ widgets on a generated dataset whose numeric column has missing values:
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QDialog, QMessageBox
+from PySide6.QtWidgets import QDialog, QMessageBox
+from ui_helpers import TIMEOUT, close_window, open_window, pick, type_into, write_declared_csv
 
-from dpstudio.data import open_dataset
 from dpstudio.engine.local import OTHER_LABEL, run_local
 from dpstudio.engine.rng import SimulationSource
-from dpstudio.ui import session as session_module
-from dpstudio.ui.main_window import MainWindow
 from dpstudio.ui.project_dialogs import ReleaseDialog
 
-TIMEOUT = 30.0
 ROWS = 3_000
 LO, HI = 0.0, 100.0
 
@@ -40,45 +36,17 @@ def data(tmp_path):
     group = rng.choice(np.array(["a", "b", "c", "zz"], dtype=object), ROWS,
                        p=[0.4, 0.3, 0.2, 0.1])  # zz: not declared
     group[rng.random(ROWS) < 0.1] = ""
-    path = tmp_path / "scores.csv"
-    with path.open("w", newline="", encoding="utf-8") as f:
-        out = csv.writer(f)
-        out.writerow(["score", "group"])
-        out.writerows(zip(score.tolist(), group.tolist(), strict=True))
-    schema = {"schema_version": 1, "columns": [
+    return write_declared_csv(tmp_path / "scores.csv", ["score", "group"],
+                              zip(score.tolist(), group.tolist(), strict=True), [
         {"name": "score", "type": "numeric", "lower": LO, "upper": HI},
-        {"name": "group", "type": "categorical", "categories": ["a", "b", "c"]}]}
-    (tmp_path / "scores.csv.schema.json").write_text(json.dumps(schema), encoding="utf-8")
-    return path
+        {"name": "group", "type": "categorical", "categories": ["a", "b", "c"]}])
 
 
 @pytest.fixture
-def window(qtbot, data, tmp_path, monkeypatch):
-    monkeypatch.setenv("DPSTUDIO_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setattr(session_module.Analysis, "planned_comparisons", False)
-    win = MainWindow(open_dataset(data))
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    win.show()
-    assert win.analysis.wait_idle(TIMEOUT)
+def window(qtbot, data, monkeypatch):
+    win = open_window(qtbot, data, monkeypatch)
     yield win
-    win.analysis.shutdown()
-    win.projects.shutdown()
-
-
-def _pick(qtbot, combo, text: str) -> None:
-    """Choose an item of a closed combo box by typing its first letters, as a person would
-    (after a pause: letters typed within the keyboard interval extend the last search)."""
-    qtbot.wait(QApplication.keyboardInputInterval() + 50)
-    combo.setFocus()
-    qtbot.keyClicks(combo, text)
-
-
-def _type(qtbot, edit, text: str) -> None:
-    edit.setFocus()
-    edit.selectAll()
-    qtbot.keyClicks(edit, text)
-    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    close_window(win)
 
 
 def _settle(win) -> None:
@@ -87,9 +55,9 @@ def _settle(win) -> None:
 
 def _impute(qtbot, win, value: str) -> None:
     panel = win.analysis_panel
-    _pick(qtbot, panel.missing_combo, "imp")
+    pick(qtbot, panel.missing_combo, "imp")
     assert panel.impute_edit.isEnabled()
-    _type(qtbot, panel.impute_edit, value)
+    type_into(qtbot, panel.impute_edit, value)
     _settle(win)
 
 
@@ -115,7 +83,7 @@ def test_local_preview_sends_one_report_per_row(window, qtbot):
 
 def test_local_histogram_has_the_other_or_missing_cell(window, qtbot):
     s, panel = window.session, window.analysis_panel
-    _pick(qtbot, panel.column_combo, "group")
+    pick(qtbot, panel.column_combo, "group")
     qtbot.mouseClick(panel.trust_buttons["local"], Qt.MouseButton.LeftButton)
     _settle(window)
     assert (s.column, s.trust_model, s.query) == ("group", "local", "histogram")
@@ -137,7 +105,7 @@ def test_impute_makes_the_mean_error_the_closed_form(window, qtbot):
     assert panel.missing_combo.currentData() == "drop"
     tip = panel.missing_combo.toolTip()
     assert "replace" in tip and "add-remove" in tip and "n public" in tip
-    _pick(qtbot, panel.relation_combo, "rep")
+    pick(qtbot, panel.relation_combo, "rep")
     _settle(window)
     assert s.relation == "replace"
     assert "max(hi − lo, |lo|, |hi|) = 100" in panel.missing_hint.text()
@@ -179,15 +147,15 @@ def test_bad_imputed_values_get_one_inline_line(window, qtbot):
     assert panel.missing_hint.isVisible()
     assert s.problem() and "outside the declared bounds" in panel.problem_label.text()
     assert window.result_panel.preview is None  # nothing simulated with a bad value
-    _type(qtbot, panel.impute_edit, "abc")
+    type_into(qtbot, panel.impute_edit, "abc")
     _settle(window)
     assert "must be a number, got 'abc'" in panel.missing_hint.text()
-    _type(qtbot, panel.impute_edit, "42.5")
+    type_into(qtbot, panel.impute_edit, "42.5")
     _settle(window)
     assert s.problem() is None and s.impute_value() == 42.5
     assert window.result_panel.preview is not None
     # Back to drop: the default, no imputed value in the query.
-    _pick(qtbot, panel.missing_combo, "dr")
+    pick(qtbot, panel.missing_combo, "dr")
     _settle(window)
     assert not panel.impute_edit.isEnabled()
     assert s.settings().spec().missing == "drop" and s.settings().spec().impute is None
@@ -201,7 +169,7 @@ def test_release_uses_the_imputation(window, qtbot, tmp_path, monkeypatch):
     assert window.projects.create_project(tmp_path / "study.dpstudio", epsilon=5.0,
                                           delta=1e-5, relation="replace")
     panel = window.analysis_panel
-    _pick(qtbot, panel.relation_combo, "rep")
+    pick(qtbot, panel.relation_combo, "rep")
     _impute(qtbot, window, "60")
     spec = window.projects.current_spec()
     assert (spec.query.missing, spec.query.impute, spec.query.relation) == (
@@ -221,7 +189,7 @@ def test_release_uses_the_imputation(window, qtbot, tmp_path, monkeypatch):
     assert (component["statistic"], component["sensitivity"]) == ("sum", HI - LO)
     assert component["epsilon"] == window.session.epsilon
     # A bad value blocks the release with the same one line.
-    _type(qtbot, panel.impute_edit, "-5")
+    type_into(qtbot, panel.impute_edit, "-5")
     _settle(window)
     window.projects.update_release_state()
     assert not button.isEnabled()
