@@ -659,7 +659,8 @@ class ProjectController(QObject):
                           f"This file looks like a version of registered dataset #{rid} "
                           f"({name}). Releasing it on a budget of its own would let the same "
                           "people's data be released again.", parent=self.window)
-        box.setInformativeText(str(error).removeprefix("warning: "))
+        # The engine's sentence without its command-line advice (the buttons are the advice).
+        box.setInformativeText(str(error).removeprefix("warning: ").split(" — ")[0])
         share = box.addButton(f"Share the budget of #{error.budget_of}",
                               QMessageBox.ButtonRole.AcceptRole)
         share.setToolTip("Releases of this file are charged to the registered dataset's "
