@@ -29,6 +29,7 @@ from dpstudio.engine.additive import IntegerNoise, NoiseFamily
 from dpstudio.engine.calibration import check_budget_use, validate_delta, validate_epsilon
 from dpstudio.engine.checks import bounds_pair
 from dpstudio.engine.errors import ParameterError, QueryError
+from dpstudio.engine.missing import fill_missing, midpoint
 from dpstudio.engine.registry import REGISTRY
 from dpstudio.engine.rng import Source, require_secure
 from dpstudio.engine.selection import SelectionMechanism
@@ -45,6 +46,7 @@ __all__ = [
     "plan_sums",
     "present_mask",
     "release",
+    "row_codes",
     "run_query",
     "simulate_query",
     "sum_sensitivity",
@@ -105,8 +107,7 @@ class QuerySpec:
             return None
         if self.impute is not None:
             return float(self.impute)
-        lo, hi = check_bounds(self.bounds)
-        return lo / 2.0 + hi / 2.0  # halves first: no overflow near the float maximum
+        return midpoint(*check_bounds(self.bounds))
 
     def n_public(self) -> bool:
         """Whether the number of rows is public: imputed values and replace neighbours."""
@@ -422,8 +423,6 @@ def run_query(values: np.ndarray, spec: QuerySpec, source: Source) -> Release:
         out.missing_count, out.non_finite_count = _missing_counts(values)
     if not out.missing:
         out.missing = {"treatment": spec.missing}
-    if not REGISTRY.get(spec.mechanism).needs_delta:
-        out.delta = 0.0  # a pure-ε mechanism spends no δ, whatever the spec offered
     out.simulated = not source.is_secure
     out.source = source.label
     out.column = spec.column
@@ -481,12 +480,12 @@ def _numeric(values: np.ndarray, spec: QuerySpec) -> _Column:
         raise QueryError(f"a {spec.query} needs a numeric column") from None
     if v.size == 0:
         raise QueryError("the column is empty")
-    finite = np.isfinite(v)
-    present = v[finite]
-    missing, non_finite = v.size - present.size, int(np.count_nonzero(np.isinf(v)))
+    present = v[np.isfinite(v)]
     c = spec.impute_value()
+    # ±inf is missing too: imputed (never clamped) or dropped, and counted.
+    filled, missing, non_finite = fill_missing(v, math.nan if c is None else c)
     if c is not None:
-        used = np.where(finite, v, c)  # ±inf is missing too: imputed, never clamped
+        used = filled
     elif present.size == 0:
         raise QueryError("the column has no finite values (all missing, NaN or infinite)")
     else:
@@ -501,36 +500,45 @@ def _numeric(values: np.ndarray, spec: QuerySpec) -> _Column:
 def _missing_counts(values: np.ndarray) -> tuple[int, int]:
     """(missing, of which ±inf) in a column: analyst-only counts."""
     v = np.asarray(values).reshape(-1)
-    if v.dtype.kind in "fciub":
-        f = v.astype(np.float64)
-        return int(np.count_nonzero(~np.isfinite(f))), int(np.count_nonzero(np.isinf(f)))
-    return int(np.count_nonzero(~present_mask(v))), 0
+    infinite = int(np.count_nonzero(np.isinf(v))) if v.dtype.kind in "fc" else 0
+    return int(np.count_nonzero(~present_mask(v))), infinite
 
 
 def present_mask(values: np.ndarray) -> np.ndarray:
-    """Mask of non-missing entries: not None and not NaN (NaN is the one value ≠ itself)."""
+    """Mask of non-missing entries: not None and not NaN (NaN is the one value ≠ itself);
+    in a numeric column also not ±inf, which no release treats as a value."""
     v = np.asarray(values)
     if v.dtype.kind in "fc":
-        return ~np.isnan(v)
+        return np.isfinite(v)
     if v.dtype.kind != "O":
         return np.ones(v.shape, dtype=bool)
     return np.not_equal(v, None) & np.equal(v, v)
 
 
-def category_codes(values: np.ndarray, labels: list[str]) -> tuple[np.ndarray, int]:
-    """Codes (indices into ``labels``, compared as text) of the present values that are
-    declared, and how many present values were not declared (analyst-only).
+def row_codes(values: np.ndarray, labels: list[str]) -> tuple[np.ndarray, int]:
+    """One code per row: the index into ``labels`` (compared as text) of a declared value,
+    −1 for a missing or undeclared one; and how many present values were not declared
+    (analyst-only).
 
     Vectorized: one dictionary look-up per distinct value, not per record.
     """
     v = np.asarray(values).reshape(-1)
-    present = v[present_mask(v)].astype(str)
-    if present.size == 0:
-        return np.empty(0, dtype=np.int64), 0
-    distinct, inverse = np.unique(present, return_inverse=True)
+    present = present_mask(v)
+    codes = np.full(v.size, -1, dtype=np.int64)
+    if not present.any():
+        return codes, 0
+    distinct, inverse = np.unique(v[present].astype(str), return_inverse=True)
     index = {c: i for i, c in enumerate(labels)}
-    cells = np.array([index.get(d, -1) for d in distinct.tolist()], dtype=np.int64)[inverse]
-    return cells[cells >= 0], int(np.count_nonzero(cells < 0))
+    codes[present] = np.array([index.get(d, -1) for d in distinct.tolist()],
+                              dtype=np.int64)[inverse]
+    return codes, int(np.count_nonzero(codes[present] < 0))
+
+
+def category_codes(values: np.ndarray, labels: list[str]) -> tuple[np.ndarray, int]:
+    """Codes (indices into ``labels``) of the present, declared values, and how many present
+    values were not declared (analyst-only)."""
+    codes, undeclared = row_codes(values, labels)
+    return codes[codes >= 0], undeclared
 
 
 def _plan(values: np.ndarray, spec: QuerySpec) -> _Plan:
@@ -546,10 +554,7 @@ def _plan(values: np.ndarray, spec: QuerySpec) -> _Plan:
         v = np.asarray(values)
         if v.size == 0:
             raise QueryError("the column is empty")
-        mask = present_mask(v)
-        if v.dtype.kind in "fc":
-            mask = np.isfinite(v)  # ±inf is missing, as in sums
-        ones = np.ones(int(np.count_nonzero(mask)))
+        ones = np.ones(int(np.count_nonzero(present_mask(v))))
         return _Plan([_Sum("count", ones, 0.0, 1.0)], lambda d: d["count"], 0, declared[0][3],
                      missing=v.size - ones.size)
     col = _numeric(values, spec)
@@ -689,8 +694,8 @@ def _numeric_release(values: np.ndarray, spec: QuerySpec, source: Source) -> Rel
                          f"1/{k} of the budget" + (" (n public)" if plan.rows is not None
                                                    else "")
                          + "; interval guaranteed by interval arithmetic")
-    sensitivities = {p.name: sum_sensitivity(p.lo, p.hi, spec.relation, spec.missing)
-                     for p in plan.sums}
+    # What each noise was calibrated to (on its grid): the components' own figures.
+    sensitivities = {name: noise.sensitivity_value for name, noise in noises.items()}
     if len(sensitivities) > 1:
         notes.append("sensitivity shown is the sum's; each noisy statistic's own: "
                      + ", ".join(f"{k} {v:g}" for k, v in sensitivities.items())

@@ -555,7 +555,7 @@ def _protocol_values(s: Settings, values: np.ndarray) -> np.ndarray:
     row, missing values as the middle of the bounds, clamped (the engine's encoding)."""
     from dpstudio.engine.distributed.encoding import unit_values
 
-    u, lo, hi, _ = unit_values(values, s.bounds)
+    u, lo, hi, _, _ = unit_values(values, s.bounds)
     return lo + u * (hi - lo)
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from dpstudio.engine.calibration import analytic_gaussian_sigma
 from dpstudio.engine.checks import bounds_pair
 from dpstudio.engine.errors import ParameterError, QueryError
+from dpstudio.engine.missing import fill_missing, midpoint
 from dpstudio.engine.rng import Source
 
 __all__ = [
@@ -28,7 +29,6 @@ __all__ = [
     "check_bounds",
     "check_precision_bits",
     "encode_values",
-    "missing_count",
     "randomized_round",
     "unit_values",
 ]
@@ -70,6 +70,7 @@ class Encoded:
     upper: float
     precision: int
     clamped: int
+    missing: int = 0  # sent as the middle of the bounds; analyst-only
 
     @property
     def n(self) -> int:
@@ -91,41 +92,32 @@ MISSING_NOTE = ("every client sends a message: a missing or non-finite value is 
                 "is not revealed")
 
 
-def missing_count(values) -> int:
-    """How many entries are missing or non-finite (NaN, ±inf): analyst-only."""
-    v = np.asarray(values, dtype=np.float64).ravel()
-    return int(v.size - np.count_nonzero(np.isfinite(v)))
-
-
-def unit_values(values, bounds) -> tuple[np.ndarray, float, float, int]:
-    """Values clamped to the bounds and scaled to [0, 1]; (u, lower, upper, clamped).
+def unit_values(values, bounds) -> tuple[np.ndarray, float, float, int, int]:
+    """Values clamped to the bounds and scaled to [0, 1]; (u, lower, upper, clamped,
+    missing).
 
     Every row is a client, and every client sends a message: a missing or non-finite
     value is sent as the middle of the declared bounds (u = 1/2). Dropping such clients
     would make n, which the server or the shuffler sees, reveal how many of them there
     are, and a missing/present pair would then not be replace-neighbours at sensitivity
-    one grid width. How many values were clamped is for the analyst only.
+    one grid width. How many values were clamped or missing is for the analyst only.
     """
     lo, hi = check_bounds(bounds)
     try:
-        v = np.asarray(values, dtype=np.float64).ravel()
+        x, missing, _ = fill_missing(values, midpoint(lo, hi))
     except (TypeError, ValueError):
         raise QueryError("a sum or mean needs a numeric column") from None
-    if v.size == 0:
+    if x.size == 0:
         raise QueryError("the column is empty")
-    finite = np.isfinite(v)
-    if not finite.any():
-        raise QueryError("the column has no finite values (all missing, NaN or infinite)")
-    clamped = int(np.count_nonzero(finite & ((v < lo) | (v > hi))))
-    u = np.where(finite, (np.clip(v, lo, hi) - lo) / (hi - lo), 0.5)
-    return u, lo, hi, clamped
+    clamped = int(np.count_nonzero((x < lo) | (x > hi)))
+    return (np.clip(x, lo, hi) - lo) / (hi - lo), lo, hi, clamped, missing
 
 
 def encode_values(values, bounds, precision: int, source: Source) -> Encoded:
     """Clamp finite values to the bounds, scale to [0, 1] and round to {0, …, p}."""
-    u, lo, hi, clamped = unit_values(values, bounds)
+    u, lo, hi, clamped, missing = unit_values(values, bounds)
     return Encoded(randomized_round(u, int(precision), source), lo, hi, int(precision),
-                   clamped)
+                   clamped, missing)
 
 
 def auto_precision_bits(epsilon: float, delta: float) -> int:

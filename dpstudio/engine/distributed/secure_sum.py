@@ -104,6 +104,7 @@ class SecureSumResult:
     simulated: bool
     source: str = ""
     clamped: int = 0
+    missing_count: int = 0  # analyst-only, like clamped
     accounting: str = ""
     notes: list[str] = field(default_factory=list)
     # Threat model the noise was planned for (module doc): ⌊γn⌋ colluding clients, the
@@ -342,7 +343,7 @@ class SecureSumMechanism:
         _rescale(out, width / s if query == "mean" else width)
         out.simulated = not source.is_secure
         out.source = source.label
-        out.clamped = enc.clamped
+        out.clamped, out.missing_count = enc.clamped, enc.missing
         # Unconditional: a note that appeared only when values are missing would say so.
         out.notes.append(encoding.MISSING_NOTE)
         if session.graph == "harary":

@@ -34,7 +34,8 @@ import numpy as np
 
 from dpstudio.engine.errors import QueryError
 from dpstudio.engine.local._coins import uniform_below32
-from dpstudio.engine.queries import present_mask
+from dpstudio.engine.missing import fill_missing, midpoint
+from dpstudio.engine.queries import present_mask, row_codes
 
 __all__ = ["OTHER_LABEL", "Inputs", "histogram_inputs", "mean_inputs", "word_inputs"]
 
@@ -62,22 +63,14 @@ def histogram_inputs(values, labels: list[str], source, other: bool = True) -> I
     With ``other=False`` (binary randomized response) the rest get a uniform code in
     ``0..k−1`` drawn from ``source`` instead: a fair coin for ``k = 2``.
     """
-    v = np.asarray(values).reshape(-1)
     k = len(labels)
-    present = present_mask(v)
-    codes = np.full(v.size, k, dtype=np.int64)
-    undeclared = 0
-    if present.any():
-        distinct, inverse = np.unique(v[present].astype(str), return_inverse=True)
-        index = {c: i for i, c in enumerate(labels)}
-        cell = np.array([index.get(d, k) for d in distinct.tolist()], dtype=np.int64)
-        codes[present] = cell[inverse]
-        undeclared = int(np.count_nonzero(codes[present] == k))
-    rest = np.flatnonzero(codes == k)
+    codes, undeclared = row_codes(values, labels)
+    rest = np.flatnonzero(codes < 0)
+    codes[rest] = k
     if not other and rest.size:
         # Lemire's exact uniform below k from 32-bit words (k = 2: a fair bit).
         codes[rest] = uniform_below32(k, source.uint32(rest.size), source)
-    return Inputs(codes, int(v.size - np.count_nonzero(present)), undeclared)
+    return Inputs(codes, rest.size - undeclared, undeclared)
 
 
 def mean_inputs(values, lower: float, upper: float) -> Inputs:
@@ -93,21 +86,19 @@ def mean_inputs(values, lower: float, upper: float) -> Inputs:
         x[present] = np.asarray(v[present], dtype=np.float64)
     except (TypeError, ValueError):
         raise QueryError("a local mean needs numeric values") from None
-    missing = ~np.isfinite(x)
-    x[missing] = 0.5 * (lower + upper)  # a declared constant: the rule needs no data
+    # A declared constant: the rule needs no data.
+    x, missing, _ = fill_missing(x, midpoint(lower, upper))
     undeclared = int(np.count_nonzero((x < lower) | (x > upper)))
-    return Inputs(x, int(np.count_nonzero(missing)), undeclared)
+    return Inputs(x, missing, undeclared)
 
 
 def word_inputs(values) -> Inputs:
     """Every row's word: missing values become the empty word ``""``.
 
-    Raises :class:`QueryError` when a present value is not text.
+    Whether every present value is text is checked once, by the puzzle's ``prepare``.
     """
     v = np.asarray(values, dtype=object).reshape(-1)
     present = present_mask(v)
     words = v.copy()
     words[~present] = ""
-    if any(not isinstance(w, str) for w in words[present].tolist()):
-        raise QueryError("heavy hitters need a text column of words")
     return Inputs(words, int(v.size - np.count_nonzero(present)), 0)

@@ -190,6 +190,7 @@ class CountMeanSketch(FrequencyOracle):
         self.debias = debias if self.k is not None else "apple"
         self.hash_seed = int(hash_seed)
         self._a, self._b = _hash_family(self.hashes, self.hash_seed)
+        self._keys: np.ndarray | None = None  # the domain's hash keys, once computed
         half = self.epsilon / 2.0
         self._flip = rr_flip_coin(half)  # -1 → +1
         self._keep = rr_keep_coin(half, 1)  # +1 stays +1
@@ -255,17 +256,23 @@ class CountMeanSketch(FrequencyOracle):
     def estimate(self, reports: CMSReports, n: int | None = None) -> np.ndarray:
         if self.k is None:
             raise QueryError("an open-domain sketch estimates keys: use estimate_keys")
-        keys = code_keys(np.arange(self.k))
+        keys = self._domain_keys()
         if self.debias == "apple":
             return self.estimate_keys(reports, keys, n)
         return np.linalg.solve(self.collisions(), self.raw(reports, keys))
+
+    def _domain_keys(self) -> np.ndarray:
+        """The hash keys of the declared codes 0..k−1 (scrambled, see :func:`code_keys`)."""
+        if self._keys is None:
+            self._keys = code_keys(np.arange(self.k))
+        return self._keys
 
     def collisions(self) -> np.ndarray:
         """``A[d, d']``: fraction of the hash functions under which codes d, d' collide."""
         if self._A is None:
             if self.k is None:
                 raise QueryError("collisions need a declared domain")
-            table = self.bucket_table(code_keys(np.arange(self.k)))
+            table = self.bucket_table(self._domain_keys())
             A = np.zeros((self.k, self.k))
             for row in table:
                 A += row[:, None] == row[None, :]
@@ -284,7 +291,7 @@ class CountMeanSketch(FrequencyOracle):
             A = self.collisions()
             B = np.linalg.inv(A)
             Q = np.zeros_like(B)
-            table = self.bucket_table(code_keys(np.arange(self.k)))
+            table = self.bucket_table(self._domain_keys())
             for row in table:
                 order = np.argsort(row, kind="stable")
                 srt = row[order]
@@ -487,7 +494,8 @@ class SequenceFragmentPuzzle(LocalRandomizer):
         w = np.asarray(words, dtype=object).reshape(-1)
         if w.size == 0:
             return w
-        if any(not isinstance(x, str) for x in w.tolist()):
+        # The distinct types in one pass in C, not a Python loop over the words.
+        if not all(issubclass(t, str) for t in set(map(type, w.tolist()))):
             raise QueryError("the sequence-fragment puzzle needs a text column of words")
         if not self.lowercase:
             return w

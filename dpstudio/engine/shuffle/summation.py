@@ -59,6 +59,7 @@ class ShuffleResult:
     simulated: bool = False
     source: str = ""
     clamped: int = 0
+    missing_count: int = 0  # analyst-only, like clamped
     accounting: str = ""
     details: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -158,7 +159,7 @@ class CloakProtocol:
         integer_sum = cloak.cloak_analyze(shuffled, params)
         out = self.plan(enc.n, query)
         return _finish(out, enc.decode_sum(integer_sum), enc.upper - enc.lower, enc.n,
-                       enc.clamped, source, query)
+                       enc.clamped, source, query, enc.missing)
 
 
 class BlanketProtocol:
@@ -193,24 +194,24 @@ class BlanketProtocol:
     def run(self, values, bounds, source: Source, query: str = "sum") -> ShuffleResult:
         from dpstudio.engine import sampling
 
-        u, lo, hi, clamped = encoding.unit_values(values, bounds)
+        u, lo, hi, clamped, missing = encoding.unit_values(values, bounds)
         params = self.parameters(u.size)
         messages = blanket.blanket_randomize(u, params, source)
         shuffled = messages[sampling.permutation(messages.size, source)]
         estimate = blanket.blanket_analyze(shuffled, params)
         out = self.plan(u.size, query)
         total = u.size * lo + (hi - lo) * estimate
-        return _finish(out, total, hi - lo, u.size, clamped, source, query)
+        return _finish(out, total, hi - lo, u.size, clamped, source, query, missing)
 
 
 def _finish(out: ShuffleResult, total: float, width: float, n: int, clamped: int,
-            source: Source, query: str) -> ShuffleResult:
+            source: Source, query: str, missing: int) -> ShuffleResult:
     scale = width / n if query == "mean" else width
     out._scale(scale)
     out.value = total / n if query == "mean" else total
     out.simulated = not source.is_secure
     out.source = source.label
-    out.clamped = clamped
+    out.clamped, out.missing_count = clamped, missing
     # Unconditional: a note that appeared only when values are missing would say so.
     out.notes.append(encoding.MISSING_NOTE)
     return out

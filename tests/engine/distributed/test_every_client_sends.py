@@ -33,9 +33,10 @@ def _old_unit_values(values, bounds):
 
 
 def test_missing_values_are_sent_as_the_middle_of_the_bounds():
-    u, lo, hi, clamped = unit_values(np.array([17.0, np.nan, np.inf, -np.inf, 42.0]), BOUNDS)
+    u, lo, hi, clamped, missing = unit_values(np.array([17.0, np.nan, np.inf, -np.inf, 42.0]),
+                                              BOUNDS)
     assert u.tolist() == [0.0, 0.5, 0.5, 0.5, 1.0]
-    assert clamped == 0
+    assert (clamped, missing) == (0, 3)
 
 
 @pytest.mark.parametrize("run, mechanism", [
@@ -49,6 +50,7 @@ def test_n_is_the_number_of_rows_on_both_neighbours(run, mechanism):
     # What every party sees about participation is the same on both neighbours.
     assert outs[0].n == outs[1].n == missing.size
     assert MISSING_NOTE in outs[0].notes and MISSING_NOTE in outs[1].notes
+    assert (outs[0].missing_count, outs[1].missing_count) == (1, 0)  # analyst-only
 
 
 def test_participation_audit_detects_the_old_rule_and_passes_the_new_one():

@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 import pytest
+from secagg_helpers import reported_shares
 
-from dpstudio.engine import sampling
 from dpstudio.engine.audit import epsilon_lower_bound
 from dpstudio.engine.distributed import (
     SecureSumMechanism,
@@ -48,21 +48,6 @@ def _accounted_epsilon(dn: DistributedNoise, shares: int) -> float:
     return unplanned.guarantee(shares)[0]
 
 
-def _reported_shares(out, width: float = 1.0) -> DistributedNoise:
-    """The per-client shares a sum's report says were added: its ``noise_variance`` (value
-    units, all ``out.n`` survivors' shares) brought back to grid steps and split evenly."""
-    var = out.noise_variance / out.n * (out.precision / width) ** 2
-    if out.noise == "skellam":
-        per_client = var
-    else:  # σ_c with Var N_Z(0, σ_c²) = var (≈ σ_c², to a relative e^{−2π²σ_c²})
-        lo, hi = 0.9 * math.sqrt(var), 1.1 * math.sqrt(var)
-        for _ in range(200):
-            mid = 0.5 * (lo + hi)
-            lo, hi = (mid, hi) if sampling.discrete_gaussian_variance(mid) < var else (lo, mid)
-        per_client = hi
-    return DistributedNoise(out.noise, per_client, 10**9, out.precision, out.epsilon,
-                            out.delta)
-
 
 # --------------------------------------------------------------- exact / engine accounting
 
@@ -75,7 +60,7 @@ def test_honest_shares_alone_meet_the_stated_guarantee(name, gamma, before):
     # The noise the report says was added, counted over the honest clients' shares only.
     out = plan_secure_sum(n, (0, 1), name, eps, delta, corrupt_fraction=gamma)
     assert (out.epsilon, out.delta) == (eps, delta)
-    assert _accounted_epsilon(_reported_shares(out), honest) <= eps
+    assert _accounted_epsilon(reported_shares(out), honest) <= eps
     mech = _mechanism(name, eps, delta, gamma)
     plan = mech.plan_noise(n)
     assert plan.honest == honest and plan.corrupt == n - honest

@@ -13,10 +13,10 @@ import re
 
 import numpy as np
 import pytest
+from secagg_helpers import reported_shares
 
 from dpstudio.cli import main
 from dpstudio.data.samples import sample_path
-from dpstudio.engine import sampling
 from dpstudio.engine.distributed import (
     SecureSumMechanism,
     calibrate_noise,
@@ -39,21 +39,6 @@ def _accounted_epsilon(dn: DistributedNoise, shares: int) -> float:
     return unplanned.guarantee(shares)[0]
 
 
-def _reported_shares(out, width: float) -> DistributedNoise:
-    """The per-client shares a sum's report says were added (its ``noise_variance`` over
-    the ``out.n`` survivors, in grid steps): variance (Skellam) or σ_c (Gaussian)."""
-    var = out.noise_variance / out.n * (out.precision / width) ** 2
-    if out.noise == "skellam":
-        per_client = var
-    else:
-        lo, hi = 0.9 * math.sqrt(var), 1.1 * math.sqrt(var)
-        for _ in range(200):
-            mid = 0.5 * (lo + hi)
-            lo, hi = (mid, hi) if sampling.discrete_gaussian_variance(mid) < var else (lo, mid)
-        per_client = hi
-    return DistributedNoise(out.noise, per_client, 10**9, out.precision, out.epsilon,
-                            out.delta)
-
 
 def _mech(name: str) -> SecureSumMechanism:
     return SecureSumMechanism(name, FAMILIES[name], 1.0, 1e-6, max_dropouts=K,
@@ -71,7 +56,7 @@ def test_up_to_the_planned_dropouts_the_stated_guarantee_holds(name):
         assert out.epsilon == 1.0 and out.max_dropouts == K and out.n == N - d
         # At worst the d dropouts were honest: the honest survivors' shares (of the noise
         # the report says was added) meet the stated ε = 1.
-        assert _accounted_epsilon(_reported_shares(out, 10.0), N - 6 - d) <= 1.0
+        assert _accounted_epsilon(reported_shares(out, 10.0), N - 6 - d) <= 1.0
     mech = _mech(name)
     plan = mech.plan_noise(N)
     assert (plan.corrupt, plan.max_dropouts, plan.honest) == (6, K, 49)
