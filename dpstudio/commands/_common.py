@@ -33,6 +33,6 @@ def fail(message: str) -> int:
 
 def _capped(message: object) -> str:
     # Imported here: dpstudio.data pulls in pandas, which a successful command may not need.
-    from dpstudio.data.errors import DataError
+    from dpstudio.data.errors import cap_message, one_line
 
-    return str(DataError(str(message)))  # one line, capped (the data layer's one rule)
+    return cap_message(one_line(message).strip())  # one line, capped (the one rule)

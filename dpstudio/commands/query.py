@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextvars
 import json
 import math
 import sys
@@ -26,10 +25,6 @@ def _bounds(text: str) -> tuple[float, float]:
 
 
 TRUST_MODELS = ("central", "local", "shuffle", "distributed")
-
-#: Whether this run prints analyst-only numbers (--analyst): read by the printers of
-#: every trust model, so their branches need not pass the flag along.
-_ANALYST: contextvars.ContextVar[bool] = contextvars.ContextVar("analyst", default=False)
 
 #: Said in every output: a query is never recorded in a project's ledger.
 LEDGER_NOTE = ("not charged to any ledger: dpstudio query records nothing; publish through "
@@ -127,11 +122,7 @@ def _declared(data_path: str, column: str) -> Any:
 
 def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
-    token = _ANALYST.set(bool(args.analyst))
-    try:
-        return _run(args)
-    finally:
-        _ANALYST.reset(token)
+    return _run(args)
 
 
 def _missing(args: argparse.Namespace, trust: str) -> str:
@@ -244,7 +235,7 @@ def _central(c: _Context) -> dict[str, Any]:
     out = _analyst_only(result.to_dict())
     out["trust_model"] = "central"
     if not a.json:
-        _print_release(result)
+        _print_release(result, a.analyst)
     return out
 
 
@@ -280,13 +271,13 @@ def _local(c: _Context) -> dict[str, Any]:
         _write_records(a.export_records, result.records())
         out["records_file"] = a.export_records
     if not a.json and result.query == "heavy_hitters":
-        _print_heavy_hitters(out, f"heavy hitters of {a.column!r}, local model")
+        _print_heavy_hitters(out, f"heavy hitters of {a.column!r}, local model", a.analyst)
     elif not a.json:
-        _print_estimate(out, f"{result.query} of {a.column!r}, local model")
+        _print_estimate(out, f"{result.query} of {a.column!r}, local model", a.analyst)
     return out
 
 
-def _print_heavy_hitters(out: dict[str, Any], title: str) -> None:
+def _print_heavy_hitters(out: dict[str, Any], title: str, analyst: bool) -> None:
     """The discovered words, most frequent first, with their counts and intervals."""
     kind = "SIMULATION (seeded generator, not a release)" if out.get("simulated") else "release"
     print(f"{title} — {kind}")
@@ -302,7 +293,7 @@ def _print_heavy_hitters(out: dict[str, Any], title: str) -> None:
     print(f"  mechanism    {out['mechanism']}, ε = {out['epsilon']:g}, δ = 0")
     for note in out.get("notes", []):
         print(f"  note: {note}")
-    if _ANALYST.get():
+    if analyst:
         _print_analyst(out.get("analyst_only", {}))
 
 
@@ -318,7 +309,7 @@ def _shuffle(c: _Context) -> dict[str, Any]:
     out = _analyst_only(result.to_dict())
     out.update(trust_model="shuffle", column=a.column, notes=c.notes + out.get("notes", []))
     if not a.json:
-        _print_estimate(out, f"{a.query} of {a.column!r}, shuffle model")
+        _print_estimate(out, f"{a.query} of {a.column!r}, shuffle model", a.analyst)
     return out
 
 
@@ -335,16 +326,15 @@ def _distributed(c: _Context) -> dict[str, Any]:
     out.update(trust_model="distributed", column=a.column,
                notes=c.notes + out.get("notes", []))
     if not a.json:
-        _print_estimate(out, f"{a.query} of {a.column!r}, secure aggregation")
+        _print_estimate(out, f"{a.query} of {a.column!r}, secure aggregation", a.analyst)
     return out
 
 
 def _model(c: _Context) -> dict[str, Any]:
     """DP logistic regression: --column is the label, --features the declared features."""
-    from dpstudio.data.columns import category_column, numeric_column
     from dpstudio.data.schema import schema_for
     from dpstudio.engine.learning import release_logistic, simulate_logistic
-    from dpstudio.engine.queries import present_mask
+    from dpstudio.project.values import read_model_columns
 
     a = c.args
     if a.query != "logistic_regression":
@@ -354,25 +344,16 @@ def _model(c: _Context) -> dict[str, Any]:
     features = [f.strip() for f in a.features.split(",") if f.strip()]
     schema = schema_for(a.data)
     bounds: dict[str, tuple[float, float]] = {}
-    columns: dict[str, Any] = {}
-    imputed = 0
     for name in features:
         spec = schema.get(name) if schema is not None else None
         if spec is None or spec.bounds is None:
             raise CliError(f"declare the bounds of feature {name!r} in the dataset's schema "
                            "(they are never read off the data)")
         bounds[name] = spec.bounds
-        values = numeric_column(c.frame, name)
-        missing = ~present_mask(values)
-        imputed += int(missing.sum())
-        # A data-independent rule, so n stays the public number of records.
-        columns[name] = values.copy()
-        columns[name][missing] = 0.5 * (spec.bounds[0] + spec.bounds[1])
-    label = category_column(c.frame, a.column)
-    if not present_mask(label).all():
-        raise CliError(f"the label {a.column!r} has missing values; the model needs every "
-                       "record labelled (n is public under replace-one)")
-    columns[a.column] = label
+    # The same columns a project release reads: missing features at the middle of their
+    # bounds (a data-independent rule, so n stays the public number of records).
+    model_input = read_model_columns(c.frame, a.column, tuple(features), bounds)
+    columns, imputed = model_input.columns, model_input.imputed
     run = simulate_logistic if a.simulate is not None else release_logistic
     result = run(columns, a.column, features, bounds, a.epsilon, a.delta,
                  c.params.get("lambda", 0.01), c.source)
@@ -389,7 +370,7 @@ def _model(c: _Context) -> dict[str, Any]:
             print(f"  {feature:<24} {coef:>12.6g}")
         print(f"  mechanism    {a.mechanism}, ε = {result.epsilon:g}, δ = {result.delta:g}, "
               f"noise scale {result.noise_scale:.4g} ({result.noise_family})")
-        if _ANALYST.get():
+        if a.analyst:
             print(f"  analyst only (not released): accuracy "
                   f"{result.utility['accuracy_private']:.3f} (non-private "
                   f"{result.utility['accuracy_nonprivate']:.3f})")
@@ -424,7 +405,7 @@ def _write_records(path: str, columns: dict[str, Any]) -> None:
         raise
 
 
-def _print_estimate(out: dict[str, Any], title: str) -> None:
+def _print_estimate(out: dict[str, Any], title: str, analyst: bool) -> None:
     kind = "SIMULATION (seeded generator, not a release)" if out.get("simulated") else "release"
     print(f"{title} — {kind}")
     estimate = out.get("estimate")
@@ -441,7 +422,7 @@ def _print_estimate(out: dict[str, Any], title: str) -> None:
           f"δ = {out.get('delta', 0.0):g}")
     for note in out.get("notes", []):
         print(f"  note: {note}")
-    if _ANALYST.get():
+    if analyst:
         _print_analyst(out.get("analyst_only", {}))
 
 
@@ -455,7 +436,7 @@ def _fmt(x: float) -> str:
     return f"{x:.6g}" if isinstance(x, float) and math.isfinite(x) else str(x)
 
 
-def _print_release(r: Any) -> None:
+def _print_release(r: Any, analyst: bool) -> None:
     kind = "SIMULATION (seeded generator, not a release)" if r.simulated else "release"
     print(f"{r.query} of {r.column!r} — {kind}")
     if isinstance(r.value, dict):
@@ -476,7 +457,7 @@ def _print_release(r: Any) -> None:
                                             for k, v in r.sensitivities.items()))
     for note in r.notes:
         print(f"  note: {note}")
-    if _ANALYST.get():
+    if analyst:
         _print_analyst({"clamped": r.clamped, "missing": r.missing_count,
                         "non_finite": r.non_finite_count})
     print(f"  randomness   {r.source}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MAX_ECHO", "MAX_MESSAGE", "DataError", "one_line", "shorten"]
+__all__ = ["MAX_ECHO", "MAX_MESSAGE", "DataError", "cap_message", "one_line", "shorten"]
 
 #: Characters of one piece of user text (a column name, a value, a path) echoed in a
 #: message. A file whose header is one 100,000-character name must not give a 100 KB
@@ -49,9 +49,9 @@ def shorten(text: object, limit: int = MAX_ECHO) -> str:
     return f"{s[:max(limit - 1, 1)]}… ({len(s):,} characters)"
 
 
-def _cap_message(message: str, limit: int = MAX_MESSAGE) -> str:
+def cap_message(message: str, limit: int = MAX_MESSAGE) -> str:
     """A whole message capped at ``limit``: its start and its end, with the middle cut
-    (the end usually says what to do)."""
+    (the end usually says what to do). Messages anywhere in the program use this one rule."""
     if len(message) <= limit:
         return message
     tail = limit // 4
@@ -68,7 +68,7 @@ class DataError(Exception):
     """
 
     def __init__(self, message: str) -> None:
-        super().__init__(_cap_message(one_line(message).strip()))
+        super().__init__(cap_message(one_line(message).strip()))
 
     @property
     def message(self) -> str:

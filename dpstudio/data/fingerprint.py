@@ -30,6 +30,9 @@ CONTENT_ALGORITHM = "rows-sha256-v1"
 #: it is about sqrt(J(1−J)/k) ≤ 0.03).
 SKETCH_SIZE = 256
 _MISSING = "\x00NA"
+#: A column's multiset of values identifies its people only when it holds at least this
+#: many values (a handful of yes/no answers is the same multiset in unrelated tables).
+COLUMN_MIN_VALUES = 20
 
 
 def sha256_file(path: str | os.PathLike[str]) -> str:
@@ -51,13 +54,32 @@ class ContentFingerprint:
     ``digest``: hex SHA-256 over the column names and the sorted multiset of row hashes;
     ``rows``: number of rows; ``columns``: the column names, sorted; ``sketch``: the
     :data:`SKETCH_SIZE` smallest distinct row hashes (a bottom-k sketch, for
-    :func:`estimated_overlap`).
+    :func:`estimated_overlap`); ``column_digests``: ``(name, digest)`` of every column
+    holding at least :data:`COLUMN_MIN_VALUES` values, the digest over the sorted multiset
+    of its present values alone (not its name: a column cut out into a file of its own,
+    or renamed, still matches).
     """
 
     digest: str
     rows: int
     columns: tuple[str, ...]
     sketch: tuple[int, ...]
+    column_digests: tuple[tuple[str, str], ...] = ()
+
+    def column_digests_text(self) -> str:
+        """The column digests as stored in a project file (a JSON object)."""
+        return json.dumps(dict(self.column_digests), ensure_ascii=False)
+
+    @staticmethod
+    def parse_column_digests(text: str | None) -> tuple[tuple[str, str], ...]:
+        """The inverse of :meth:`column_digests_text` (empty for None or malformed text)."""
+        try:
+            value = json.loads(text) if text else {}
+        except ValueError:
+            return ()
+        if not isinstance(value, dict):
+            return ()
+        return tuple((str(k), v) for k, v in value.items() if isinstance(v, str))
 
     def sketch_text(self) -> str:
         """The sketch as stored in a project file (hex, 16 digits a hash)."""
@@ -114,7 +136,31 @@ def content_fingerprint(frame: pd.DataFrame) -> ContentFingerprint:
     digest.update(len(hashes).to_bytes(8, "little"))
     digest.update(hashes.astype("<u8").tobytes())
     sketch = tuple(int(h) for h in np.unique(hashes)[:SKETCH_SIZE])
-    return ContentFingerprint(digest.hexdigest(), int(len(hashes)), columns, sketch)
+    return ContentFingerprint(digest.hexdigest(), int(len(hashes)), columns, sketch,
+                              _column_digests(norm))
+
+
+def _column_digests(norm: pd.DataFrame) -> tuple[tuple[str, str], ...]:
+    """Each column's order-independent digest of its present values (see
+    :class:`ContentFingerprint`); one vectorized hash per column.
+
+    Missing values are left out: a column cut out of a CSV file loses its empty cells to
+    the blank-line rule of the reader, and must still match the column it came from.
+    """
+    out = []
+    for name in norm.columns:
+        values = norm[name].to_numpy()
+        present = (~np.isnan(values) if values.dtype.kind == "f" else values != _MISSING)
+        kept = values[present]
+        if len(kept) < COLUMN_MIN_VALUES:
+            continue
+        hashes = np.sort(pd.util.hash_pandas_object(pd.Series(kept), index=False)
+                         .to_numpy(np.uint64))
+        digest = hashlib.sha256(b"column-values-sha256-v1")
+        digest.update(len(hashes).to_bytes(8, "little"))
+        digest.update(hashes.astype("<u8").tobytes())
+        out.append((str(name), digest.hexdigest()[:32]))
+    return tuple(out)
 
 
 def estimated_overlap(a: tuple[int, ...], b: tuple[int, ...]) -> float:
@@ -136,7 +182,9 @@ def looks_like_version(a: ContentFingerprint, b: ContentFingerprint) -> str | No
     """Why table ``a`` looks like a version of table ``b`` (same people's rows), or None.
 
     Either most rows are the same (estimated overlap ≥ 1/2), or most columns are the same
-    and the row counts agree within 5 % (rows edited, a column added or dropped).
+    and the row counts agree within 5 % (rows edited, a column added or dropped), or one
+    column holds exactly the values of one of ``b``'s (at least :data:`COLUMN_MIN_VALUES`
+    of them): a column extracted into a file of its own is those people's values.
     """
     overlap = estimated_overlap(a.sketch, b.sketch)
     if overlap >= 0.5:
@@ -147,4 +195,9 @@ def looks_like_version(a: ContentFingerprint, b: ContentFingerprint) -> str | No
         same = "the same columns" if shared == union else (
             f"{len(shared)} of {len(union)} columns in common")
         return f"{same} and {a.rows} rows against {b.rows}"
+    theirs = {digest: name for name, digest in b.column_digests}
+    for name, digest in a.column_digests:
+        if digest in theirs:
+            return (f"its column {name} holds exactly the values of column "
+                    f"{theirs[digest]}")
     return None

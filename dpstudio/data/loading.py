@@ -27,7 +27,6 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from dpstudio.data.errors import DataError, shorten
@@ -78,11 +77,8 @@ def load_table(path: str | os.PathLike[str], *, state: Any = None,
     ``header=False`` reads a text or Excel file whose first line is data: the columns
     are named ``"1"``, ``"2"``, … (Parquet files always carry their names). With a header,
     a first line made only of numbers is probably data: ``df.attrs["load_notes"]`` then
-    holds a one-line note saying so (see :func:`header_note`).
-
-    ``df.attrs["nonfinite"]`` maps each numeric column holding an infinity to the counts
-    of its ``inf``, ``-inf`` and missing (``nan``) cells (:func:`nonfinite_counts`). They
-    are the analyst's to see: a query treats these cells as missing and may say how many.
+    holds a one-line note saying so (see :func:`header_note`). Infinities stay ±inf: every
+    release treats them as missing and counts them for the analyst.
     """
     p = Path(path)
     name = shorten(p.name or str(p))
@@ -126,8 +122,7 @@ def load_table(path: str | os.PathLike[str], *, state: Any = None,
     # Parquet names its columns itself: numbers there are names, never a lost row.
     named = header and ext not in PARQUET_EXTENSIONS
     notes = [note] if named and (note := header_note(df, name)) else []
-    df.attrs.update(source=str(p), header=header, load_notes=notes,
-                    nonfinite=nonfinite_counts(df))
+    df.attrs.update(source=str(p), header=header, load_notes=notes)
     return df
 
 
@@ -152,27 +147,6 @@ def _is_number(text: str) -> bool:
         return math.isfinite(float(text))
     except ValueError:
         return False
-
-
-def nonfinite_counts(df: pd.DataFrame) -> dict[str, dict[str, int]]:
-    """Per numeric column holding an infinity: counts of ``inf``, ``-inf`` and ``nan``.
-
-    ``nan`` counts every missing cell (empty, ``NaN``, ``NA``, …: the parsers read them
-    alike). Columns without an infinity are left out, so the dict is empty for most
-    files. Analyst-only: these are exact counts of the data.
-    """
-    out: dict[str, dict[str, int]] = {}
-    for column in df.columns:
-        series = df[column]
-        if not (isinstance(series, pd.Series) and series.dtype.kind == "f"):
-            continue
-        v = series.to_numpy(dtype=np.float64, na_value=np.nan)
-        inf = np.isinf(v)
-        if inf.any():
-            pos = int(np.count_nonzero(inf & (v > 0)))
-            out[str(column)] = {"inf": pos, "-inf": int(np.count_nonzero(inf)) - pos,
-                                "nan": int(np.count_nonzero(np.isnan(v)))}
-    return out
 
 
 def decode_bytes(raw: bytes) -> tuple[str, str]:

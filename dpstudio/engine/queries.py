@@ -42,6 +42,7 @@ __all__ = [
     "Release",
     "category_codes",
     "delta_method_variance",
+    "missing_statement",
     "noisy_statistics",
     "plan_sums",
     "present_mask",
@@ -178,9 +179,12 @@ class QuerySpec:
             c = math.nan if isinstance(self.impute, bool) else self.impute_value()
         except (TypeError, ValueError):
             c = math.nan
-        if not math.isfinite(c) or not lo <= c <= hi:
-            raise QueryError(f"the imputed value must be a number inside the declared "
-                             f"bounds [{lo:g}, {hi:g}], got {self.impute!r}")
+        if not math.isfinite(c):
+            raise QueryError(f"the imputed value must be a number, got {self.impute!r} "
+                             f"(one inside the declared bounds [{lo:g}, {hi:g}])")
+        if not lo <= c <= hi:
+            raise QueryError(f"the imputed value {c:g} lies outside the declared bounds "
+                             f"[{lo:g}, {hi:g}]: impute a value inside the declared bounds")
 
 
 def check_bounds(bounds: tuple[float, float]) -> tuple[float, float]:
@@ -617,14 +621,36 @@ def plan_sums(values: np.ndarray, spec: QuerySpec) -> list[tuple[str, float, flo
     return out
 
 
+def missing_statement(spec: QuerySpec) -> dict[str, Any] | None:
+    """The public statement of how a sum, mean or variance treats missing values (empty,
+    NaN, ±inf), as the release's ``missing`` field, the manifest and the report give it;
+    None for other queries. The declared procedure only, never how many were missing."""
+    if spec.query not in _SUM_QUERIES:
+        return None
+    if spec.missing == "impute":
+        c = spec.impute_value()
+        public = spec.relation == "replace"
+        return {"treatment": "impute", "value": c, "rows_public": public,
+                "meaning": f"imputed as {c:g}, a declared constant inside the bounds: every "
+                           "row contributes",
+                "sensitivity_rule": "upper − lower (the number of rows is public)" if public
+                else "max(|lower|, |upper|); the number of rows is private"}
+    return {"treatment": "drop", "meaning": "dropped: missing values left out of the sums",
+            "sensitivity_rule": "max(upper − lower, |lower|, |upper|): a value may appear "
+                                "where one was missing" if spec.relation == "replace"
+            else "max(|lower|, |upper|)"}
+
+
 def _missing_notes(spec: QuerySpec, plan: _Plan) -> tuple[dict[str, Any], list[str]]:
     """The public statement of the missing-value treatment: a field and a note."""
-    if spec.query not in _SUM_QUERIES:
+    statement = missing_statement(spec)
+    if statement is None:
         return {}, []
+    # The result's own field: the treatment and its constant (the manifest has the rest).
+    field_ = {k: v for k, v in statement.items() if k in ("treatment", "value")}
     lo, hi = plan.lo, plan.hi
     if spec.missing == "impute":
         c = spec.impute_value()
-        field_ = {"treatment": "impute", "value": c}
         note = (f"missing values (empty, NaN, ±inf) imputed as {c:g}, a declared constant "
                 "inside the bounds: every row contributes")
         if spec.relation == "replace":
@@ -633,7 +659,6 @@ def _missing_notes(spec: QuerySpec, plan: _Plan) -> tuple[dict[str, Any], list[s
         else:
             note += "; under add-remove the number of rows stays private (a noisy count)"
         return field_, [note]
-    field_ = {"treatment": "drop"}
     note = "missing values (empty, NaN, ±inf) dropped, not imputed"
     if spec.relation == "replace":
         true = sum_sensitivity(lo, hi, "replace", "drop")

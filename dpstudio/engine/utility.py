@@ -3,7 +3,8 @@
 The analytic curve is the noise's own error (no clamping bias), from the calibrated noise
 scale at each ε. The Monte-Carlo curve runs the very release on the analyst's data many
 times (:func:`dpstudio.engine.queries.simulate_query`) and measures the error against the
-true, unclamped statistic, so clamping bias shows. Both are for the analyst's eyes: they
+true statistic of the present values, unclamped and not imputed, so the bias of clamping
+and of imputation shows. Both are for the analyst's eyes: they
 use the raw data and are never released.
 """
 
@@ -56,17 +57,14 @@ class ErrorCurve:
 
 
 def true_value(values: np.ndarray, spec: QuerySpec) -> np.ndarray:
-    """The exact statistic on the raw values (for measuring error; never released).
+    """The exact statistic of the present values (for measuring error; never released).
 
-    Missing values (NaN, ±inf) are treated as the release treats them: dropped, or, when
-    the spec imputes, replaced by the declared constant, so that the error measured is the
-    release's noise and not the imputation's (declared, public) shift.
+    Missing values (NaN, ±inf) are dropped and the values are not clamped, whatever the
+    spec does with them: the truth is what the analyst wants to know, so an error
+    measured against it includes the imputation's shift and the clamping's bias besides
+    the release's noise.
     """
     v = np.asarray(values)
-    c = spec.impute_value() if spec.query in ("sum", "mean", "variance") else None
-    if c is not None:
-        x = v.astype(np.float64)
-        v = np.where(np.isfinite(x), x, c)
     if spec.query == "histogram":
         labels, edges = histogram_bins(spec)
         if edges is None:

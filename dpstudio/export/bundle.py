@@ -175,9 +175,9 @@ def _local_section(inp: BundleInput) -> dict[str, Any]:
     if spec.categories is not None:
         out["codes"] = {"meaning": "category codes: code i is declared category i",
                         "categories": list(spec.categories)}
-        if spec.mechanism != "rr":  # every row reports: the extra code is "other"
-            from dpstudio.engine.local.respond import OTHER_LABEL
+        from dpstudio.engine.local.respond import OTHER_LABEL, has_other_cell
 
+        if has_other_cell(spec.mechanism):  # every row reports: the extra code is "other"
             k = len(spec.categories)
             out["codes"]["meaning"] += (f"; code {k} is {OTHER_LABEL!r}: a missing or "
                                         "undeclared value (every row sends a report)")

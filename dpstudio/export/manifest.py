@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dpstudio.engine.queries import missing_statement as missing_treatment
 from dpstudio.export.errors import ExportError
 
 __all__ = [
@@ -38,36 +39,6 @@ MANIFEST_KIND = "dpstudio-release-manifest"
 #: Keys no manifest may contain, at any depth.
 FORBIDDEN_KEYS = frozenset({"clamped", "seed", "seeds", "raw", "raw_values", "analyst_only",
                             "missing_count", "non_finite_count", "non_finite"})
-
-#: Statistics built from bounded sums, where the missing-value treatment changes the noise.
-_SUM_QUERIES = ("sum", "mean", "variance")
-
-
-def missing_treatment(spec: Any) -> dict[str, Any] | None:
-    """The public statement of how a central release treated missing values (empty, NaN,
-    ±inf), for the manifest: None for queries it does not apply to.
-
-    ``spec`` is the release's :class:`~dpstudio.engine.queries.QuerySpec`. Only the
-    declared procedure is stated, never how many values were missing (analyst-only).
-    """
-    if getattr(spec, "query", None) not in _SUM_QUERIES:
-        return None
-    if spec.missing == "impute":
-        out = {"treatment": "impute", "value": float(spec.impute_value()),
-               "meaning": "missing values replaced by this declared constant inside the "
-                          "bounds; every row contributes"}
-        if spec.relation == "replace":
-            out["rows_public"] = True
-            out["sensitivity_rule"] = "upper − lower (the number of rows is public)"
-        else:
-            out["rows_public"] = False
-            out["sensitivity_rule"] = "max(|lower|, |upper|); the number of rows is private"
-        return out
-    rule = ("max(upper − lower, |lower|, |upper|): a value may appear where one was missing"
-            if spec.relation == "replace" else "max(|lower|, |upper|)")
-    return {"treatment": "drop", "meaning": "missing values left out of the sums",
-            "sensitivity_rule": rule}
-
 
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()

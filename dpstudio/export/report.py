@@ -24,7 +24,7 @@ import numpy as np
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QUrl
 from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPdfWriter, QTextDocument
 
-from dpstudio.engine.queries import QuerySpec, noisy_statistics
+from dpstudio.engine.queries import QuerySpec, missing_statement, noisy_statistics
 from dpstudio.engine.registry import REGISTRY
 from dpstudio.engine.tradeoff import (
     alpha_grid,
@@ -350,17 +350,10 @@ def _history_table(inp: ReportInput) -> str:
 
 
 def _missing_text(spec: QuerySpec) -> str:
-    """How a sum, mean or variance treated missing values (empty, NaN, ±inf), in words."""
-    if spec.query not in ("sum", "mean", "variance"):
-        return ""
-    if spec.missing == "impute":
-        text = (f"imputed as {spec.impute_value():g}, a declared constant inside the bounds: "
-                "every row contributes")
-        return text + ("; the number of rows is public under replace" if
-                       spec.relation == "replace" else "; the number of rows stays private")
-    return ("dropped; under replace the sensitivity covers a value appearing where one was "
-            "missing: max(upper − lower, |lower|, |upper|)" if spec.relation == "replace"
-            else "dropped")
+    """How a sum, mean or variance treated missing values (empty, NaN, ±inf), in words:
+    the engine's public statement."""
+    s = missing_statement(spec)
+    return "" if s is None else f"{s['meaning']}; sensitivity {s['sensitivity_rule']}"
 
 
 def _method_table(inp: ReportInput) -> str:

@@ -38,6 +38,8 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+from dpstudio.export.manifest import MANIFEST_KIND as _MANIFEST_KIND
+
 __all__ = ["DATASET_FIELDS", "RELEASE_FIELDS", "Audit", "acknowledge", "audit",
            "record_dataset", "record_release", "recharge_randomized_response", "seal"]
 
@@ -51,7 +53,6 @@ _LABELS = {"epsilon": "ε", "delta": "δ", "budget_epsilon": "budget ε",
            "budget_delta": "budget δ", "dataset_id": "dataset", "column_name": "column",
            "budget_of": "shared budget", "content_hash": "content hash",
            "fingerprint": "SHA-256"}
-_MANIFEST_KIND = "dpstudio-release-manifest"
 _MANIFEST_MAX_BYTES = 16 << 20
 #: Charge of a release whose ε (or δ) cannot be read anywhere and whose dataset is unknown.
 _UNKNOWN_CHARGE = Decimal(10) ** 9
@@ -85,15 +86,14 @@ def amount(value: Any) -> Decimal | None:
 # ------------------------------------------------------------------------------ writing
 
 
-def append(conn: sqlite3.Connection, kind: str, ref: int | None, content: dict) -> str:
-    """Append one entry (inside the caller's transaction); its hash."""
+def append(conn: sqlite3.Connection, kind: str, ref: int | None, content: dict) -> None:
+    """Append one entry (inside the caller's transaction)."""
     row = conn.execute("SELECT hash FROM ledger_chain ORDER BY seq DESC LIMIT 1").fetchone()
     prev = row[0] if row is not None else GENESIS
     text = _canonical(content)
     digest = _digest(prev, kind, ref, text)
     conn.execute("INSERT INTO ledger_chain (kind, ref, content, prev, hash) VALUES "
                  "(?, ?, ?, ?, ?)", (kind, ref, text, prev, digest))
-    return digest
 
 
 def _row(conn: sqlite3.Connection, table: str, fields: tuple[str, ...], ref: int
@@ -185,17 +185,15 @@ def _entries(conn: sqlite3.Connection) -> list[tuple]:
 
 
 def _check_links(conn: sqlite3.Connection, entries: list[tuple], problems: list[str]
-                 ) -> tuple[int, bool]:
-    """Check the chain from its last seal on: the index of that seal, and whether entries
-    were removed (then releases may be missing without a trace in the file itself)."""
-    count = len(problems)
+                 ) -> int:
+    """Check the chain from its last seal on; the index of that seal."""
     if not entries:
         problems.append("the ledger's hash chain was deleted")
-        return 0, True
+        return 0
     start = max((i for i, e in enumerate(entries) if e[1] in SEAL_KINDS), default=0)
     if start == 0 and entries[0][4] != GENESIS:
         problems.append(f"ledger chain entries before #{entries[0][0]} were removed")
-    for i in range(max(start, 0), len(entries)):
+    for i in range(start, len(entries)):
         seq, kind, ref, content, prev, digest = entries[i]
         if _digest(prev, kind, ref, content) != digest:
             what = f"{kind} #{ref}" if ref is not None else kind
@@ -212,15 +210,20 @@ def _check_links(conn: sqlite3.Connection, entries: list[tuple], problems: list[
     row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'ledger_chain'").fetchone()
     if row is not None and int(row[0]) > entries[-1][0]:
         problems.append(f"the last ledger chain entries (after #{entries[-1][0]}) were removed")
-    removed = any("removed" in p or "does not follow" in p for p in problems[count:])
-    return start, removed
+    return start
 
 
 def _orphan_manifests(conn: sqlite3.Connection, known: dict[int, dict], folders: set[str]
                       ) -> dict[int, dict]:
     """Releases whose manifest is in one of the project's output folders but which are
     neither in the ledger nor in its chain (both deleted): their chained fields, read back
-    from the manifest. Looked for only when chain entries were removed."""
+    from the manifest.
+
+    Looked for on every audit, whatever the chain says: deleting the last release with its
+    chain entry and winding ``sqlite_sequence`` back leaves a chain that checks out, and
+    only the manifest still says the release was made. Manifests are written after their
+    release is committed, so one without a ledger row was never an interrupted release.
+    A known release's own manifest (by its recorded file name) is not read again."""
     datasets = {r[0]: r[1] for r in conn.execute("SELECT fingerprint, id FROM datasets")}
     for fp, ref in conn.execute("SELECT spec_json, dataset_id FROM releases").fetchall():
         try:
@@ -228,13 +231,18 @@ def _orphan_manifests(conn: sqlite3.Connection, known: dict[int, dict], folders:
         except (TypeError, ValueError, AttributeError):
             pass
     uids = {str(r.get("uid")) for r in known.values()}
+    listed = {(str(out_dir), name) for out_dir, name in conn.execute(
+        "SELECT r.out_dir, f.name FROM release_files f JOIN releases r ON r.id = f.release_id "
+        "WHERE f.role = 'manifest'").fetchall()}
     found: dict[int, dict] = {}
     for folder in sorted(folders):
-        try:
+        try:  # one listing per folder
             paths = sorted(Path(folder).glob("r*.manifest.json"))
         except OSError:
             continue
         for path in paths:
+            if (folder, path.name) in listed:
+                continue
             try:
                 if path.stat().st_size > _MANIFEST_MAX_BYTES:
                     continue
@@ -363,16 +371,16 @@ def audit(conn: sqlite3.Connection, manifests: bool = True) -> Audit:
     docstring); never raises on what it finds."""
     out = Audit()
     entries = _entries(conn)
-    start, removed = _check_links(conn, entries, out.problems)
+    start = _check_links(conn, entries, out.problems)
     out.expected_datasets, out.expected_releases = _expected(entries, start)
     out.datasets = {r[0]: dict(zip(DATASET_FIELDS, r, strict=True)) for r in conn.execute(
         f"SELECT {', '.join(DATASET_FIELDS)} FROM datasets ORDER BY id").fetchall()}
     out.releases = {r[0]: dict(zip(RELEASE_FIELDS, r, strict=True)) for r in conn.execute(
         f"SELECT {', '.join(RELEASE_FIELDS)} FROM releases ORDER BY id").fetchall()}
-    if removed:  # a release deleted with its chain entries: its manifest may still say so
-        known = out.expected_releases | out.releases
-        folders = {str(r["out_dir"]) for r in known.values() if r.get("out_dir")}
-        out.expected_releases |= _orphan_manifests(conn, known, folders)
+    # A release deleted with its chain entries: its manifest may still say so.
+    known = out.expected_releases | out.releases
+    folders = {str(r["out_dir"]) for r in known.values() if r.get("out_dir")}
+    out.expected_releases |= _orphan_manifests(conn, known, folders)
     names = {i: Path(str(d.get("path") or "")).name
              for i, d in (out.expected_datasets | out.datasets).items()}
 

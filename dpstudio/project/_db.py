@@ -10,10 +10,11 @@ version in ``tests/project/fixtures/`` and test opening it.
 
 Version 2 adds the ledger's hash chain (:mod:`dpstudio.project._chain`, table
 ``ledger_chain``) and datasets identified by their content as parsed (``content_hash``,
-``rows``, ``columns_json``, ``sketch``; see :func:`dpstudio.data.fingerprint.content_fingerprint`)
-and versions of a dataset sharing its budget (``budget_of``). Migrating a version-1 file
-re-charges randomized-response releases with a chosen ``p`` at the randomizer's true ε
-(version 1 charged the spec's ε) and seals the result in the chain.
+``rows``, ``columns_json``, ``sketch``, ``column_digests``; see
+:func:`dpstudio.data.fingerprint.content_fingerprint`) and versions of a dataset sharing
+its budget (``budget_of``). Migrating a version-1 file re-charges randomized-response
+releases with a chosen ``p`` at the randomizer's true ε (version 1 charged the spec's ε)
+and seals the result in the chain.
 """
 
 from __future__ import annotations
@@ -74,14 +75,9 @@ CREATE TABLE release_files (
 );
 """
 
-SCHEMA_V2_STEPS = """
-ALTER TABLE datasets ADD COLUMN content_hash TEXT;
-ALTER TABLE datasets ADD COLUMN rows INTEGER;
-ALTER TABLE datasets ADD COLUMN columns_json TEXT;
-ALTER TABLE datasets ADD COLUMN sketch TEXT;
-ALTER TABLE datasets ADD COLUMN budget_of INTEGER REFERENCES datasets(id);
-CREATE INDEX datasets_by_content ON datasets(content_hash);
-CREATE TABLE ledger_chain (
+#: The hash chain's table (also re-created by an acknowledgement if it was dropped by hand).
+LEDGER_CHAIN_TABLE = """
+CREATE TABLE IF NOT EXISTS ledger_chain (
     seq     INTEGER PRIMARY KEY AUTOINCREMENT,
     kind    TEXT NOT NULL,
     ref     INTEGER,
@@ -90,6 +86,16 @@ CREATE TABLE ledger_chain (
     hash    TEXT NOT NULL
 );
 """
+
+SCHEMA_V2_STEPS = """
+ALTER TABLE datasets ADD COLUMN content_hash TEXT;
+ALTER TABLE datasets ADD COLUMN rows INTEGER;
+ALTER TABLE datasets ADD COLUMN columns_json TEXT;
+ALTER TABLE datasets ADD COLUMN sketch TEXT;
+ALTER TABLE datasets ADD COLUMN column_digests TEXT;
+ALTER TABLE datasets ADD COLUMN budget_of INTEGER REFERENCES datasets(id);
+CREATE INDEX datasets_by_content ON datasets(content_hash);
+""" + LEDGER_CHAIN_TABLE
 
 
 def _statements(script: str) -> list[str]:

@@ -43,7 +43,7 @@ import threading
 import urllib.parse
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -52,6 +52,7 @@ from typing import Any
 from dpstudio import __version__
 from dpstudio.data.columns import require_column
 from dpstudio.data.dataset import open_dataset
+from dpstudio.data.errors import DataError
 from dpstudio.data.fingerprint import (
     ContentFingerprint,
     content_fingerprint,
@@ -349,6 +350,9 @@ class Project:
         self._lock = ProjectLock(path)
         self.last_recovery = RecoveryReport(skipped=True)
         self._audit_cache: tuple[tuple[int, int], _chain.Audit] | None = None
+        # Version-1 datasets whose file could not give a content hash, by (id, path,
+        # mtime, size): not read again until the file changes.
+        self._unfillable: set[tuple[int, str, int, int]] = set()
 
     # ------------------------------------------------------------ creating and opening
 
@@ -596,6 +600,7 @@ class Project:
         budget it spends: ``share_with`` (that dataset's) or ``separate`` (its own: it
         holds other people).
         """
+        self._fill_contents()
         with self._db() as conn:
             row = conn.execute(f"SELECT {self._DATASET_COLS} FROM datasets WHERE content_hash = "
                                "? ORDER BY id", (content.digest,)).fetchone()
@@ -625,9 +630,9 @@ class Project:
             root = target.budget_root
             return None, root, [f"{path.name} is registered as a version of dataset #{root} "
                                 f"and spends its budget"]
-        if separate:
-            return None, None, [f"{path.name} was declared to hold other people than the "
-                                "registered datasets: it has a budget of its own"]
+        # The registered file itself, changed, is a version of its dataset whatever the
+        # spec declares: the people in it are the registered ones (and perhaps a few more),
+        # never only "other people", so separate_budget cannot give it a budget of its own.
         for rec in records:
             if rec.path == str(path):
                 raise DatasetVersionError(
@@ -638,6 +643,9 @@ class Project:
                     f"(spec: share_budget_with = {rec.budget_root})",
                     budget_of=rec.budget_root, registered=(rec.id, rec.name),
                     separable=False)
+        if separate:
+            return None, None, [f"{path.name} was declared to hold other people than the "
+                                "registered datasets: it has a budget of its own"]
         for rec in records:
             if rec.content_hash is None:
                 continue
@@ -654,21 +662,56 @@ class Project:
                     separable=True)
         return None, None, []
 
+    def _fill_contents(self) -> None:
+        """Give every version-1 dataset (registered before content hashes) whose file is
+        still the registered bytes its content hash, before any identity comparison.
+
+        Without it such a dataset is invisible to the comparison: a re-encoded copy of it
+        (one more newline) would register as a new dataset with a full budget. A file
+        that is gone or changed cannot vouch for the registered rows and is left alone
+        (its record keeps no content hash), and is not re-read until it changes.
+        """
+        with self._db() as conn:
+            rows = conn.execute("SELECT id, fingerprint, path FROM datasets WHERE content_hash "
+                                "IS NULL ORDER BY id").fetchall()
+        for ref, fingerprint, path in rows:
+            p = Path(str(path or ""))
+            try:
+                stat = p.stat()
+                key = (int(ref), str(p), stat.st_mtime_ns, stat.st_size)
+                if key in self._unfillable:
+                    continue
+                content = None
+                if sha256_file(p) == fingerprint:
+                    data = open_dataset(p)  # version 1 read every file with a header
+                    if sha256_file(p) == fingerprint:  # not changed while it was read
+                        content = content_fingerprint(data.frame)
+            except (OSError, DataError):
+                continue
+            if content is None:
+                self._unfillable.add(key)
+                continue
+            with self._transaction() as tconn:
+                self._set_content(tconn, ref, content)
+
     def _content_of(self, rec: DatasetRecord) -> ContentFingerprint:
         with self._db() as conn:
-            row = conn.execute("SELECT sketch FROM datasets WHERE id = ?", (rec.id,)).fetchone()
+            row = conn.execute("SELECT sketch, column_digests FROM datasets WHERE id = ?",
+                               (rec.id,)).fetchone()
         sketch = ContentFingerprint.parse_sketch(row[0] if row else None)
-        return ContentFingerprint(rec.content_hash or "", rec.rows or 0, rec.columns, sketch)
+        digests = ContentFingerprint.parse_column_digests(row[1] if row else None)
+        return ContentFingerprint(rec.content_hash or "", rec.rows or 0, rec.columns, sketch,
+                                  digests)
 
     @staticmethod
     def _set_content(conn: sqlite3.Connection, dataset_id: int,
                      content: ContentFingerprint) -> None:
         """Record a version-1 dataset's content hash (chained: it identifies the dataset)."""
         conn.execute("UPDATE datasets SET content_hash = ?, rows = ?, columns_json = ?, sketch = "
-                     "? WHERE id = ? AND content_hash IS NULL",
+                     "?, column_digests = ? WHERE id = ? AND content_hash IS NULL",
                      (content.digest, content.rows, json.dumps(content.columns,
                                                                ensure_ascii=False),
-                      content.sketch_text(), dataset_id))
+                      content.sketch_text(), content.column_digests_text(), dataset_id))
         _chain.record_dataset(conn, dataset_id)
 
     def register_dataset(self, path: str | os.PathLike[str], schema: Schema | dict | None = None,
@@ -737,13 +780,15 @@ class Project:
         cur = conn.execute(
             "INSERT INTO datasets (fingerprint, path, name, schema_json, budget_epsilon, "
             "budget_delta, relation, accountant, registered_at, content_hash, rows, "
-            "columns_json, sketch, budget_of) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "columns_json, sketch, column_digests, budget_of) VALUES "
+            "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (fingerprint, str(path), path.name, json.dumps(schema, ensure_ascii=False),
              str(budget[0]), str(budget[1]), relation, accountant, _now(),
              None if content is None else content.digest,
              None if content is None else content.rows,
              None if content is None else json.dumps(content.columns, ensure_ascii=False),
-             None if content is None else content.sketch_text(), budget_of))
+             None if content is None else content.sketch_text(),
+             None if content is None else content.column_digests_text(), budget_of))
         new_id = int(cur.lastrowid)
         _chain.record_dataset(conn, new_id)
         return new_id
@@ -826,10 +871,43 @@ class Project:
         b = self.budget(dataset)
         return b.remaining_epsilon, b.remaining_delta
 
+    def charged_ledger(self, dataset: DatasetRecord | str | int) -> list[ReleaseRecord]:
+        """A dataset's releases as they are charged (what its remaining budget counts).
+
+        :meth:`ledger` (whose amounts are already the pessimistic charges), and, when the
+        ledger was edited outside DP Studio, each release deleted by hand but still charged,
+        with status ``deleted``, from its chain entry or manifest.
+        """
+        rec = self.dataset(dataset)
+        releases = self.ledger(rec)
+        found = self.audit()
+        if found.ok:
+            return releases
+        out = list(releases)
+        listed = {r.id for r in releases}
+        for ref, ds in sorted(found.release_dataset.items()):
+            if ref in listed or rec.id not in ds or ref in found.releases:
+                continue
+            info = found.expected_releases.get(ref) or {}
+            eps, delta = found.release_charge[ref]
+            out.append(ReleaseRecord(
+                id=ref, uid=str(info.get("uid") or ""), dataset_id=rec.id,
+                dataset_fingerprint=rec.fingerprint, status="deleted",
+                created_at=str(info.get("created_at") or ""), finished_at=None,
+                query=str(info.get("query") or "?"), column=info.get("column_name"),
+                mechanism=str(info.get("mechanism") or "?"),
+                trust_model=str(info.get("trust_model") or "central"), epsilon=eps,
+                delta=delta, accountant=str(info.get("accountant") or rec.accountant),
+                spec={}, noise={}, result=None, out_dir=Path(str(info.get("out_dir") or "")),
+                files=(), note="deleted outside DP Studio: still charged until the change is "
+                "acknowledged, and after (restored as aborted)"))
+        return sorted(out, key=lambda r: r.id)
+
     def cumulative_epsilon(self, dataset: DatasetRecord | str | int) -> list[CumulativePoint]:
-        """Cumulative ε and δ after each release of a dataset, in order (for a plot)."""
+        """Cumulative ε and δ after each release of a dataset, in order (for a plot), as
+        charged (see :meth:`charged_ledger`)."""
         points, e_sum, d_sum = [], Decimal(0), Decimal(0)
-        for r in self.ledger(dataset):
+        for r in self.charged_ledger(dataset):
             e_sum, d_sum = e_sum + r.epsilon, d_sum + r.delta
             points.append(CumulativePoint(r.id, r.created_at, r.status, float(r.epsilon),
                                           float(r.delta), float(e_sum), float(d_sum)))
@@ -897,9 +975,7 @@ class Project:
                 try:
                     found = _chain.audit(conn)
                 except sqlite3.Error:
-                    conn.execute("CREATE TABLE IF NOT EXISTS ledger_chain (seq INTEGER PRIMARY "
-                                 "KEY AUTOINCREMENT, kind TEXT NOT NULL, ref INTEGER, content "
-                                 "TEXT NOT NULL, prev TEXT NOT NULL, hash TEXT NOT NULL)")
+                    conn.execute(_db.LEDGER_CHAIN_TABLE)
                     found = _chain.audit(conn)
                 if found.ok:
                     return []
@@ -1131,8 +1207,8 @@ class Project:
                                                   prep.content, prep.budget_of)
             else:
                 dataset_id = prep.record.id
-            if not self._audit_locked(conn).ok:  # edited since _prepare checked
-                problems = self._audit_locked(conn).problems
+            problems = self._audit_locked(conn).problems  # edited since _prepare checked?
+            if problems:
                 raise LedgerTamperedError(tamper_message(self.path, problems), problems)
             charges = self._charges(conn, dataset_id)
             _check_budget(acc, prep.budget, charges, prep.charge, prep.name)
@@ -1166,10 +1242,17 @@ class Project:
             _chain.record_release(conn, release_id)
             public["notes"] = prep.notes + list(public.get("notes", []))
             stem = self._stem(release_id, prep, uid)
+            # The report and the script read ε and δ off the spec they are given: give them
+            # the engine object's, like the manifest and the ledger.
+            shown = prep.query
+            if (float(shown.epsilon), float(shown.delta)) != (float(result.epsilon),
+                                                               float(result.delta)):
+                shown = replace(shown, epsilon=float(result.epsilon),
+                                delta=float(result.delta))
             files = render_bundle(BundleInput(
                 release_id=release_id, uid=uid, created_at=created_at, stem=stem,
                 dataset_name=prep.name, dataset_path=str(prep.path),
-                fingerprint=prep.fingerprint, schema=prep.schema, spec=prep.query,
+                fingerprint=prep.fingerprint, schema=prep.schema, spec=shown,
                 public=public, epsilon=charge[0], delta=charge[1],
                 accountant=prep.accountant, budget_epsilon=prep.budget[0],
                 budget_delta=prep.budget[1], formats=prep.spec.formats,

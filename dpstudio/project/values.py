@@ -234,16 +234,15 @@ def read_model_columns(frame: pd.DataFrame, label: str, features: tuple[str, ...
     """
     from dpstudio.engine.errors import QueryError
     from dpstudio.engine.learning import binary_labels
+    from dpstudio.engine.missing import fill_missing, midpoint
     from dpstudio.engine.queries import present_mask
 
     columns: dict[str, np.ndarray] = {}
     imputed = 0
     for name in features:
         values = numeric_column(frame, name).copy()
-        missing = ~present_mask(values)
-        imputed += int(missing.sum())
-        values[missing] = 0.5 * (bounds[name][0] + bounds[name][1])
-        columns[name] = values
+        columns[name], missing, _ = fill_missing(values, midpoint(*bounds[name]))
+        imputed += missing
     y = category_column(frame, label)
     if not present_mask(y).all():
         raise QueryError(f"the label {label!r} has missing values; the model needs every "

@@ -30,9 +30,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from dpstudio.engine.missing import midpoint
 from dpstudio.engine.queries import sum_sensitivity
+from dpstudio.ui import compute
 from dpstudio.ui.budget_panel import BudgetPanel
 from dpstudio.ui.param_form import LogSliderSpin, ParamForm, ScientificSpinBox
+from dpstudio.ui.result_panel import shift_line
 from dpstudio.ui.session import (
     DELTA_RANGE,
     EPS_RANGE,
@@ -317,6 +320,7 @@ class AnalysisPanel(QScrollArea):
             if aspect in STRUCTURE or aspect == "query_params":
                 self.query_form.set_values(s.query_params)
             self.epsilon.set_value(s.epsilon)
+            self._refresh_fixed_epsilon()
             self.delta.setValue(s.delta)
             self._refresh_delta()
             self.relation_combo.setCurrentIndex(max(self.relation_combo.findData(s.relation),
@@ -335,6 +339,19 @@ class AnalysisPanel(QScrollArea):
         finally:
             for w in widgets:
                 w.blockSignals(False)
+
+    def _refresh_fixed_epsilon(self) -> None:
+        """Where the mechanism's parameters fix ε (randomized response with a chosen p),
+        the slider would change nothing: disabled, its tooltip says which ε holds."""
+        settings = self.session.settings()
+        fixed = None if settings is None else compute.fixed_epsilon(settings)
+        self.epsilon.setEnabled(fixed is None)
+        names = [k for k, v in self.session.params.items() if v]
+        who = f"{names[0]} fixes" if len(names) == 1 else "The mechanism's parameters fix"
+        self.epsilon.setToolTip(GLOSSARY["epsilon"] if fixed is None else
+                                f"{who} ε = {fixed:.4g}: that is the ε "
+                                "shown, charged and recorded (set it to 0 to choose ε "
+                                "here).")
 
     def _refresh_budget_title(self) -> None:
         pb = self.session.project_budget
@@ -441,7 +458,7 @@ class AnalysisPanel(QScrollArea):
         bounds = s.spec.bounds if s.spec is not None else None
         if bounds is not None:
             # Empty: the engine imputes the bounds' middle.
-            self.impute_edit.setPlaceholderText(f"{bounds[0] / 2 + bounds[1] / 2:g}")
+            self.impute_edit.setPlaceholderText(f"{midpoint(*bounds):g}")
         problem = s.missing_problem()
         if problem:
             self.missing_hint.setText(f"<span style='color:#b42318'>{problem[0].upper()}"
@@ -450,25 +467,33 @@ class AnalysisPanel(QScrollArea):
             self.missing_hint.setText(self._missing_consequence())
 
     def _missing_consequence(self) -> str:
-        """One line: what the chosen treatment means under the chosen relation."""
+        """One line: what the chosen treatment means under the chosen relation; with
+        imputation, a second (analyst only, unless true values are hidden): how far
+        imputing moves the statistic from that of the present values."""
         s = self.session
-        bounds = s.spec.bounds if s.spec is not None else None
-        if bounds is None:
+        settings = s.settings()
+        if settings is None or settings.bounds is None:
             return ""
-        lo, hi = bounds
-        sens = sum_sensitivity(lo, hi, s.relation, s.missing)
-        if s.missing == "drop":
-            if s.relation == "replace":
+        spec = settings.spec()
+        lo, hi = spec.bounds
+        sens = sum_sensitivity(lo, hi, spec.relation, spec.missing)
+        if spec.missing == "drop":
+            if spec.relation == "replace":
                 return (f"Dropped: a value may appear where one was missing, so the sum's "
                         f"sensitivity is max(hi − lo, |lo|, |hi|) = {sens:g}.")
             return f"Dropped: n stays private (a noisy count); the sum's sensitivity {sens:g}."
-        if s.relation == "replace":
-            return (f"Imputed: every row counts, n is public; the sum's sensitivity "
+        if spec.n_public():
+            line = (f"Imputed: every row counts, n is public; the sum's sensitivity "
                     f"hi − lo = {sens:g}"
                     + ("; the mean spends the whole budget on the sum." if s.query == "mean"
                        else "."))
-        return (f"Imputed: every row counts; n stays private (a noisy count); the sum's "
-                f"sensitivity {sens:g}.")
+        else:
+            line = (f"Imputed: every row counts; n stays private (a noisy count); the sum's "
+                    f"sensitivity {sens:g}.")
+        shift = None if s.hide_true else compute.imputation_shift(settings, s.values)
+        if shift is not None:
+            line += f"<br>{shift_line(s.query, shift)}."
+        return line
 
     def _refresh_delta(self) -> None:
         s = self.session

@@ -33,8 +33,9 @@ class BudgetPanel(QWidget):
     """Reads the :class:`Session`; the total budget is editable here."""
 
     #: Session aspects that change what this panel shows ("" = everything).
+    #: ("params": a mechanism parameter can fix the release's ε, e.g. rr's p.)
     ASPECTS = frozenset({"", "dataset", "column", "trust_model", "query", "mechanism",
-                         "epsilon", "delta", "budget", "refresh"})
+                         "params", "epsilon", "delta", "budget", "refresh"})
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)

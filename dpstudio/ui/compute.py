@@ -40,6 +40,7 @@ from dpstudio.engine.attack import empirical_tradeoff, simulate_attack
 from dpstudio.engine.calibration import discrete_gaussian_sigma
 from dpstudio.engine.errors import EngineError, QueryError
 from dpstudio.engine.jobs import State, check
+from dpstudio.engine.missing import fill_missing
 from dpstudio.engine.queries import (
     QuerySpec,
     histogram_bins,
@@ -75,9 +76,12 @@ __all__ = [
     "Settings",
     "TradeoffResult",
     "UtilityResult",
+    "fixed_epsilon",
+    "imputation_shift",
     "mechanisms_for",
     "preview",
     "registry_value_types",
+    "release_bias",
     "tightest_mu",
     "tradeoff",
     "utility",
@@ -254,6 +258,9 @@ class Curve:
     low: np.ndarray | None = None
     high: np.ndarray | None = None
     primary: bool = True
+    #: An analytic line of the noise alone, where the release's expectation is not the
+    #: truth (clamping, imputation): its value at ε is not the whole error.
+    noise_only: bool = False
 
 
 @dataclass
@@ -265,6 +272,9 @@ class UtilityResult:
     n: int
     reps: int
     notes: list[str] = field(default_factory=list)
+    #: The ε the mechanism's parameters fix (rr with a chosen p), else None: the marker
+    #: then stands there, whatever the slider says.
+    fixed_epsilon: float | None = None
 
 
 @dataclass
@@ -330,6 +340,9 @@ class Preview:
     simulated: bool = True
     #: Number of reports of a local release (every row sends one), else None.
     n: int | None = None
+    #: Imputed-column statistic minus the present values' (central imputation; analyst
+    #: only), else None.
+    imputation_shift: float | None = None
 
 
 METRIC_LABELS = {
@@ -426,18 +439,12 @@ def _cells(s: Settings) -> bool:
     return s.query == "histogram" or s.column_type not in ("numeric", "text")
 
 
-def _other_cell(mechanism: str) -> bool:
-    """Whether a local histogram has the extra "other or missing" cell: every randomizer
-    but binary randomized response, whose missing users answer a fair coin's yes/no
-    (:mod:`dpstudio.engine.local.respond`)."""
-    return mechanism != "rr"
-
-
 def _local_cells(s: Settings, mechanism: str | None = None) -> list[str]:
     """Cells of a local histogram: the declared ones, then "other or missing" (not rr)."""
     from dpstudio.engine.local import OTHER_LABEL
+    from dpstudio.engine.local.respond import has_other_cell
 
-    extra = [OTHER_LABEL] if _other_cell(mechanism or s.mechanism) else []
+    extra = [OTHER_LABEL] if has_other_cell(mechanism or s.mechanism) else []
     return _labels(s) + extra
 
 
@@ -468,14 +475,14 @@ def _local_inputs(s: Settings, values: np.ndarray) -> tuple[np.ndarray, np.ndarr
     Means: the value clamped to the bounds, the bounds' middle for a missing one; the
     truth is the mean of those, which the randomizers estimate without bias.
     """
-    from dpstudio.engine.local.respond import histogram_inputs, mean_inputs
+    from dpstudio.engine.local.respond import has_other_cell, histogram_inputs, mean_inputs
 
     column = _local_column(s, values)
     if _cells(s):
         labels, k = _labels(s), len(_labels(s))
         exact = histogram_inputs(column, labels, SimulationSource(0), other=True).values
         counts = np.bincount(exact, minlength=k + 1).astype(np.float64)
-        if _other_cell(s.mechanism):
+        if has_other_cell(s.mechanism):
             return counts, exact
         coins = histogram_inputs(column, labels, SimulationSource(0), other=False).values
         return counts[:k] + counts[k] / 2.0, coins
@@ -560,12 +567,53 @@ def _protocol_values(s: Settings, values: np.ndarray) -> np.ndarray:
 
 
 def _truth(s: Settings, values: np.ndarray) -> np.ndarray:
+    """The truth an error is measured against: the local estimators' target, else (central,
+    shuffle, secure aggregation) the statistic of the present values, unclamped — so the
+    error includes what imputing the bounds' middle and clamping move the release by."""
     if s.trust_model == "local":
         return _local_inputs(s, values)[0]
-    if s.trust_model in _SUM_PROTOCOLS:
-        x = _protocol_values(s, values)
-        return np.atleast_1d(x.sum() if s.query == "sum" else x.mean()).astype(np.float64)
     return np.atleast_1d(true_value(values, s.spec())).astype(np.float64)
+
+
+def imputation_shift(s: Settings, values: np.ndarray) -> float | None:
+    """How far imputing moves the statistic from that of the present values (analyst only).
+
+    The imputed column's statistic minus the present values' (neither clamped), for a
+    central sum, mean or variance that imputes; None otherwise.
+    """
+    spec = s.spec()
+    c = spec.impute_value() if s.trust_model == "central" else None
+    if c is None:
+        return None
+    drop = replace(spec, missing="drop", impute=None)
+    filled, _, _ = fill_missing(values, c)
+    return float(true_value(filled, drop)) - float(true_value(values, drop))
+
+
+def release_bias(s: Settings, values: np.ndarray) -> float | None:
+    """The release's expectation minus the truth, for a central sum, mean or variance:
+    what clamping (and imputing) shift the answer by, which the noise-only analytic line
+    leaves out. None where no such expectation is computed here."""
+    if s.trust_model != "central" or s.query not in ("sum", "mean", "variance") or (
+            s.bounds is None):
+        return None
+    spec = s.spec()
+    x = np.asarray(values, dtype=np.float64)
+    c = spec.impute_value()
+    x = fill_missing(x, c)[0] if c is not None else x[np.isfinite(x)]
+    if x.size == 0:
+        return None
+    x = np.clip(x, *s.bounds)
+    drop = replace(spec, missing="drop", impute=None)
+    return float(true_value(x, drop)) - float(true_value(values, drop))
+
+
+def fixed_epsilon(s: Settings) -> float | None:
+    """The ε the mechanism's parameters fix whatever the slider says (randomized response
+    with a chosen p: ln(p/(1−p))), or None when the slider's ε is the release's."""
+    low = release_epsilon(replace(s, epsilon=EPS_MIN))
+    high = release_epsilon(replace(s, epsilon=EPS_MAX))
+    return low if math.isclose(low, high, rel_tol=1e-12) else None
 
 
 def _metric_from_sd(sd: np.ndarray, truth: np.ndarray, metric: str) -> float:
@@ -749,18 +797,25 @@ def utility(s: Settings, values: np.ndarray, state: State | None = None, *,
     notes: list[str] = []
     source = SimulationSource(seed)
     # Local, shuffle and distributed releases have one report per row (missing values
-    # included); the central model uses the present values.
-    n = int(np.size(values)) if s.trust_model != "central" else int(
-        np.count_nonzero(_present_mask(values)))
+    # included), as has a central release that imputes; else the present values count.
+    every_row = s.trust_model != "central" or s.spec().impute_value() is not None
+    n = int(np.size(values)) if every_row else int(np.count_nonzero(_present_mask(values)))
     planned = s.trust_model in _SUM_PROTOCOLS  # each point is a protocol plan: fewer
     line_eps = eps_line if not planned else eps_mc[::2]
     lines = None if not analytic else _analytic(
         s, values, line_eps, _Part(state, 0.0, 0.9 if planned else 0.05, "error model"))
     if lines is not None:
         kind = "bound" if planned else "analytic"
+        bias = release_bias(s, values) if s.metric in ("rmse", "relative") else None
+        shifted = bias is not None and bias != 0.0
         curves.append(Curve(curve_name(s.trust_model, s.info.label, kind), s.trust_model,
-                            s.mechanism,
-                            "analytic", line_eps, lines))
+                            s.mechanism, "analytic", line_eps, lines, noise_only=shifted))
+        if shifted:
+            what = ("imputing and clamping move" if s.spec().impute_value() is not None
+                    else "clamping moves")
+            notes.append(f"the line is the noise alone: {what} the release's "
+                         f"expectation by {bias:+.3g} from the true {s.query} (the simulated "
+                         "points include it; analyst only)")
     used_reps = 0
     if simulate:
         mc_eps, used_reps = eps_mc, reps
@@ -791,11 +846,16 @@ def utility(s: Settings, values: np.ndarray, state: State | None = None, *,
     if not curves and analytic and simulate:
         notes.append("no error model for this mechanism yet")
     if used_reps:
-        what = "reports (one per row)" if s.trust_model == "local" else "present values"
+        what = ("reports (one per row)" if s.trust_model == "local" else
+                "rows (missing values imputed)" if every_row else "present values")
         notes.append(f"simulation: {used_reps} simulated releases per ε, seeded generator "
                      f"(seed {seed}), on the {n:,} {what}")
+    fixed = fixed_epsilon(s)
+    if fixed is not None:
+        notes.append(f"the mechanism's parameters fix its guarantee at ε = {fixed:.4g}: the "
+                     "marker stands there, whatever the ε slider says")
     return UtilityResult(s.utility_key(), s.metric, metric_label(s), curves, n, used_reps,
-                         notes)
+                         notes, fixed)
 
 
 #: Shown instead of Monte-Carlo points for heavy hitters (and in the plot's notes).
@@ -828,7 +888,7 @@ def _heavy_hitters_utility(s: Settings, values: np.ndarray, epsilons: np.ndarray
             curves.append(Curve(name, "local",
                                 s.mechanism, "analytic", epsilons.copy(), err))
     return UtilityResult(s.utility_key(), "rmse", metric_label(s), curves, n, 0,
-                         [HEAVY_HITTERS_NOTE])
+                         [HEAVY_HITTERS_NOTE], fixed_epsilon(s))
 
 
 # --------------------------------------------------------------------------- trade-off
@@ -1124,7 +1184,8 @@ def preview(s: Settings, values: np.ndarray, state: State | None = None, *, seed
             high = None if rel.ci_high is None else np.array([rel.ci_high])
         return Preview(s.query, s.mechanism, "central", s.epsilon, rel.delta, labels, value,
                        low, high, truth, s.confidence, source.label, seed, rel.noise_scale,
-                       rel.sensitivity, rel.clamped, list(rel.notes))
+                       rel.sensitivity, rel.clamped, list(rel.notes),
+                       imputation_shift=imputation_shift(s, values))
     if s.trust_model == "local":
         return _local_preview(s, values, source, seed)
     if s.trust_model in _SUM_PROTOCOLS:

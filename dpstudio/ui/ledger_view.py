@@ -40,13 +40,16 @@ __all__ = ["COLUMNS", "LedgerData", "LedgerView", "tamper_text"]
 
 COLUMNS = ("#", "Time", "Query", "Column", "Mechanism", "ε", "δ", "Status", "Files")
 BUDGET_COLOUR = "#b42318"
-STATUS_COLOURS = {"done": trust_colour("central"), "pending": "#d97706", "aborted": "#9aa1a9"}
+STATUS_COLOURS = {"done": trust_colour("central"), "pending": "#d97706", "aborted": "#9aa1a9",
+                  "deleted": BUDGET_COLOUR}
 STATUS_TIPS = {
     "done": "Released: its files were written and recorded",
     "pending": "Interrupted and not yet recovered (its output folder is missing); its budget "
                "is charged",
     "aborted": "Interrupted before its files were all written: they were removed, but its "
                "budget stays charged (the noise was drawn)",
+    "deleted": "Deleted from the ledger outside DP Studio: its chain entry or manifest says "
+               "it was released, so its budget stays charged",
 }
 PLOT_TOOLTIP = ("Cumulative ε spent on this dataset after each release (basic composition: "
                 "ε adds up); the red line is its total budget.")

@@ -27,7 +27,6 @@ from dpstudio.data.dataset import Dataset, open_dataset
 from dpstudio.data.errors import DataError
 from dpstudio.data.loading import FILE_DIALOG_FILTER, SUPPORTED_EXTENSIONS
 from dpstudio.data.samples import SAMPLES, sample_path
-from dpstudio.data.schema import ColumnType
 from dpstudio.ui.analysis_panel import AnalysisPanel
 from dpstudio.ui.analysis_view import VIEWS as ANALYSIS_VIEWS
 from dpstudio.ui.analysis_view import AnalysisView
@@ -191,13 +190,14 @@ class MainWindow(QMainWindow):
             parts.append(f"project {projects.project.path.name}")
         self.setWindowTitle(" — ".join(parts))
 
-    def open_path(self, path: str | os.PathLike[str]) -> bool:
+    def open_path(self, path: str | os.PathLike[str], *, header: bool = True) -> bool:
         """Start loading ``path`` in the background (``False`` if the user kept the current
         declarations unsaved and chose Cancel). The current dataset stays until the new one
-        has loaded; an error shows a dialog and changes nothing."""
+        has loaded; an error shows a dialog and changes nothing. ``header=False`` reads
+        the first line as data (a release spec's ``header = false``)."""
         if not self._confirm_unsaved_schema():
             return False
-        self.loader.load(path)
+        self.loader.load(path, header=header)
         return True
 
     def open_path_now(self, path: str | os.PathLike[str]) -> bool:
@@ -692,15 +692,13 @@ class MainWindow(QMainWindow):
 
     def _follow_column_selection(self) -> None:
         """Selecting a column in the column list selects it for analysis (free-text
-        columns, which no query can be asked of, are left out)."""
+        columns too: their query is heavy hitters)."""
         table, model = self.schema_panel.table, self.schema_panel.model
 
         def current(index: Any, _previous: Any = None) -> None:
             if not index.isValid() or not 0 <= index.row() < model.rowCount():
                 return
-            spec = model.row_at(index.row()).spec
-            if spec.type is not ColumnType.TEXT:
-                self.session.set_column(spec.name)
+            self.session.set_column(model.row_at(index.row()).spec.name)
 
         table.selectionModel().currentRowChanged.connect(current)
 

@@ -91,6 +91,25 @@ def _release_job(project: Project, spec: ReleaseSpec, out: Path, state: Any = No
         return _Outcome(error=exc)
 
 
+def _tamper_text(message: str) -> str:
+    """The engine's tamper sentence for the application: what changed, without its
+    command-line advice (``dpstudio ledger … --acknowledge``), and the app's way on."""
+    return (message.split(" — ")[0] + ". New releases are refused until you acknowledge "
+            "the changes: the Ledger tab lists them, and its “Acknowledge the changes…” "
+            "button keeps the pessimistic charges.")
+
+
+def _hash_job(dataset: Any, state: Any = None) -> _Outcome:
+    """The dataset's byte hash and content hash (worker thread): the keys a project finds
+    a moved or re-encoded dataset by."""
+    from dpstudio.data.fingerprint import content_fingerprint
+
+    try:
+        return _Outcome((dataset.sha256, content_fingerprint(dataset.frame).digest))
+    except (ProjectError, OSError, DataError) as exc:
+        return _Outcome(error=exc)
+
+
 def _short(x: float) -> str:
     return "0" if x == 0 else f"{x:.4g}"
 
@@ -117,6 +136,9 @@ class ProjectController(QObject):
         self.done_dialog: ReleaseDoneDialog | None = None
         self.version_box: QMessageBox | None = None  # whose budget? (a version)
         self._record: DatasetRecord | None = None
+        #: (dataset, its byte and content hashes) once the worker has computed them.
+        self._hashes: tuple[Any, tuple[str, ...]] | None = None
+        self._hashing: Any = None  # the dataset whose hashes the worker is computing
         self._ledger_key: str | None = None   # a dataset chosen in the Ledger tab
         self._pending_spec: ReleaseSpec | None = None
         self._spec: ReleaseSpec | None = None
@@ -198,8 +220,7 @@ class ProjectController(QObject):
 
         assert self.project is not None
         QMessageBox.warning(self.window, "The ledger was changed outside DP Studio",
-                            tamper_message(self.project.path, self.tamper)
-                            + ". The Ledger tab lists the changes.")
+                            _tamper_text(tamper_message(self.project.path, self.tamper)))
 
     def acknowledge_changes(self) -> bool:
         """Acknowledge an edited ledger (after asking): the pessimistic charges are kept,
@@ -269,29 +290,44 @@ class ProjectController(QObject):
         self.update_release_state()
 
     def _same_dataset(self, spec: ReleaseSpec) -> bool:
+        """Whether the session holds the spec's dataset, read the way the spec reads it
+        (a headerless file read with a header has lost its first row to the names)."""
         d = self.session.dataset
-        return d is not None and Path(spec.dataset).resolve() == d.path.resolve()
+        return (d is not None and Path(spec.dataset).resolve() == d.path.resolve()
+                and bool(d.frame.attrs.get("header", True)) == bool(spec.header))
 
     def _find_record(self) -> DatasetRecord | None:
+        """The session dataset's record: by its path here (one query); moved, or the same
+        rows under another name or encoding, by its hashes — computed once per opened
+        dataset in the worker (a second for a million rows), never on the UI thread. Until
+        they are known this returns None and :meth:`_identified` refreshes when they are."""
         d = self.session.dataset
         if self.project is None or d is None:
             return None
         with contextlib.suppress(ProjectError):
             return self.project.dataset(str(d.path.resolve()))
-        # Moved, or the same rows under another name or encoding: the same dataset.
-        for key in (lambda: d.sha256, lambda: self._content_hash(d)):
-            with contextlib.suppress(Exception):  # ProjectError, or an unreadable file
-                return self.project.dataset(key())
+        cached = self._hashes
+        if cached is None or cached[0] is not d:
+            if self._hashing is not d:
+                self._hashing = d
+                self.runner.submit("identify", _hash_job, d)
+            return None
+        for key in cached[1]:
+            with contextlib.suppress(ProjectError):  # not registered under this hash
+                return self.project.dataset(key)
         return None
 
-    def _content_hash(self, dataset: Any) -> str:
-        """The dataset's content hash, computed once per opened dataset."""
-        from dpstudio.data.fingerprint import content_fingerprint
-
-        cached = getattr(self, "_content_cache", None)
-        if cached is None or cached[0] is not dataset:
-            self._content_cache = (dataset, content_fingerprint(dataset.frame).digest)
-        return self._content_cache[1]
+    def _identified(self, outcome: _Outcome) -> None:
+        """The worker's hashes of the session dataset: keep them, and look it up again."""
+        d, self._hashing = self._hashing, None
+        if outcome.error is not None:  # an unreadable file: it is looked up by path alone
+            self.window.statusBar().showMessage(
+                f"Could not fingerprint the dataset: {outcome.error}", 10000)
+            self._hashes = (d, ())
+        else:
+            self._hashes = (d, outcome.value)
+        if d is self.session.dataset:
+            self.refresh()
 
     def refresh(self) -> None:
         """Re-read the project: the dataset's record, the budget panel, the Ledger tab."""
@@ -343,7 +379,9 @@ class ProjectController(QObject):
         data = LedgerData(project=p.path.name, datasets=datasets, problems=list(self.tamper))
         if shown is not None:
             data.current, data.dataset = str(shown.id), shown.name
-            data.releases = p.ledger(shown)
+            # As charged: while the ledger is edited, a deleted release that still counts
+            # in "Remaining" is listed and plotted too (status "deleted").
+            data.releases = p.charged_ledger(shown)
             data.points = p.cumulative_epsilon(shown)
             data.budget = p.budget(shown)
             if not data.releases:
@@ -528,7 +566,7 @@ class ProjectController(QObject):
                                  f"{Path(path).name}: its dataset {spec.dataset} does not exist")
             return False
         self._pending_spec = spec
-        if not self.window.open_path(spec.dataset):
+        if not self.window.open_path(spec.dataset, header=spec.header):
             self._pending_spec = None
             return False
         return True
@@ -612,12 +650,18 @@ class ProjectController(QObject):
         return True
 
     def _job_failed(self, key: str, message: str) -> None:  # a bug in a job: say so
+        if key == "identify":
+            self._identified(_Outcome(error=RuntimeError(message)))
+            return
         self._set_busy(None)
         self.refresh()
         self.window.statusBar().clearMessage()
         QMessageBox.critical(self.window, "Release failed", message)
 
     def _job_finished(self, key: str, outcome: _Outcome) -> None:
+        if key == "identify":
+            self._identified(outcome)
+            return
         self._set_busy(None)
         self.window.statusBar().clearMessage()
         if key == "check":
@@ -642,6 +686,7 @@ class ProjectController(QObject):
             title = "The dataset has changed"
         elif isinstance(error, LedgerTamperedError):
             title = "The ledger was changed outside DP Studio"
+            message = _tamper_text(message)
             self.refresh()
         else:
             title = "Cannot release"

@@ -11,6 +11,8 @@ their intervals (true counts as grey diamonds) and listed above the plot. With
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
@@ -39,8 +41,10 @@ def _fmt(v: float) -> str:
 WORDS_LISTED = 6
 
 
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+def shift_line(query: str, shift: float) -> str:
+    """The analyst-only line saying how far imputing moves the statistic."""
+    return (f"analyst only: imputing moves the {query} by {shift:+.4g} from the {query} of "
+            "the present values")
 
 
 class ResultPanel(QWidget):
@@ -141,7 +145,8 @@ class ResultPanel(QWidget):
             text = self._draw_words(preview, truth, colour, column, reports)
         elif preview.labels is None:
             self._draw_number(preview, truth, colour)
-            text = (f"{what} of <b>{column}</b>: <b>{_fmt(float(preview.value[0]))}</b>")
+            text = (f"{what} of <b>{html.escape(column)}</b>: "
+                    f"<b>{_fmt(float(preview.value[0]))}</b>")
             if preview.ci_low is not None:
                 text += (f" &nbsp;({preview.confidence:.0%} interval "
                          f"{_fmt(float(preview.ci_low[0]))} – {_fmt(float(preview.ci_high[0]))})")
@@ -149,10 +154,13 @@ class ResultPanel(QWidget):
                 err = float(preview.value[0] - truth[0])
                 text += (f" &nbsp;·&nbsp; true value {_fmt(float(truth[0]))} "
                          f"(error {err:+.3g})")
+                if preview.imputation_shift is not None:  # part of that error
+                    text += (f"<br><span style='color:{MUTED}'>"
+                             f"{shift_line(preview.query, preview.imputation_shift)}</span>")
         else:
             self._draw_histogram(preview, truth, colour)
             n = len(preview.labels)
-            text = f"{what} of <b>{column}</b>: {n} noisy counts"
+            text = f"{what} of <b>{html.escape(column)}</b>: {n} noisy counts"
             if preview.ci_low is not None:
                 half = float(np.median(preview.ci_high - preview.value))
                 text += f", each ± {_fmt(half)} ({preview.confidence:.0%} interval)"
@@ -257,7 +265,7 @@ class ResultPanel(QWidget):
     def _draw_words(self, p: Preview, truth, colour: str, column: str, reports: str) -> str:
         """Discovered words as horizontal bars (most frequent on top); returns the summary."""
         words = list(p.labels or [])
-        head = f"Heavy hitters of <b>{_escape(column)}</b>"
+        head = f"Heavy hitters of <b>{html.escape(column)}</b>"
         if not words:
             self.plot.hide()
             return (f"{head}: no word was frequent enough to be discovered at ε = "
@@ -292,7 +300,7 @@ class ResultPanel(QWidget):
         self.plot.setTitle("&nbsp;&nbsp;".join(legend), size="9pt", color=foreground())
         rows = []
         for i, w in enumerate(words[:WORDS_LISTED]):
-            cells = [f"<b>{_escape(_short(w, 24))}</b>", _fmt(float(p.value[i]))]
+            cells = [f"<b>{html.escape(_short(w, 24))}</b>", _fmt(float(p.value[i]))]
             if p.ci_low is not None:
                 cells.append(f"[{_fmt(float(p.ci_low[i]))},&nbsp;{_fmt(float(p.ci_high[i]))}]")
             if truth is not None:

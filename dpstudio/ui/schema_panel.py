@@ -61,7 +61,7 @@ from PySide6.QtWidgets import (
 )
 
 from dpstudio.data.dataset import Dataset
-from dpstudio.data.errors import DataError
+from dpstudio.data.errors import DataError, cap_message
 from dpstudio.data.schema import ColumnSpec, ColumnType, Schema, save_schema, sidecar_path
 from dpstudio.ui.style import current_palette
 from dpstudio.ui.table_model import PHRASE_CHARS, elide_name, name_tooltip
@@ -291,10 +291,7 @@ def _short(text: str, name: str) -> str:
     appears, and the whole bounded (its start and its end, which says what happened)."""
     if len(name) > PHRASE_CHARS:
         text = text.replace(name, elide_name(name, PHRASE_CHARS))
-    if len(text) > MESSAGE_CHARS:
-        tail = MESSAGE_CHARS // 3
-        text = f"{text[:MESSAGE_CHARS - tail - 3]} … {text[-tail:]}"
-    return text
+    return cap_message(text, MESSAGE_CHARS)
 
 
 def suggest_bounds(column: str) -> tuple[float, float, str] | None:

@@ -22,6 +22,8 @@ from dpstudio.data.columns import column_values
 from dpstudio.data.dataset import Dataset
 from dpstudio.data.errors import DataError
 from dpstudio.data.schema import ColumnSpec, ColumnType, Schema
+from dpstudio.engine.errors import QueryError
+from dpstudio.engine.queries import QuerySpec
 from dpstudio.engine.registry import MechanismInfo, Param
 from dpstudio.ui import compute
 from dpstudio.ui.table_model import PHRASE_CHARS, elide_name
@@ -382,19 +384,21 @@ class Session(QObject):
             return math.nan
 
     def missing_problem(self) -> str | None:
-        """One line when the imputed value cannot be used (not a number, outside the bounds)."""
+        """One line when the imputed value cannot be used (not a number, outside the bounds):
+        the engine's own check of a query that imputes it, so the app and the CLI agree."""
         if not self.missing_applies or self.missing != "impute" or self.spec is None:
             return None
-        value, bounds = self.impute_value(), self.spec.bounds
-        if value is None or bounds is None:
+        text, bounds = self.impute_text.strip(), self.spec.bounds
+        if not text or bounds is None:
             return None
-        if not math.isfinite(value):
-            return f"the imputed value must be a number, got '{self.impute_text.strip()}'"
-        lo, hi = bounds
-        if not lo <= value <= hi:
-            return (f"the imputed value {value:g} lies outside the declared bounds "
-                    f"[{lo:g}, {hi:g}] of '{elide_name(self.spec.name)}': impute a value "
-                    "inside them")
+        # Only the missing-value fields are in question here: the rest of this stand-in
+        # query (a Laplace mean) is valid by construction.
+        probe = QuerySpec("mean", "laplace", 1.0, bounds=bounds, missing="impute",
+                          impute=text)
+        try:
+            probe.validated()
+        except QueryError as exc:
+            return str(exc)
         return None
 
     def set_missing(self, missing: str, impute: float | str | None = None) -> None:

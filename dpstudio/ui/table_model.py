@@ -22,6 +22,8 @@ from pandas.api import types as ptypes
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
+from dpstudio.data.errors import shorten
+
 MISSING_TEXT = "—"
 _MISSING_COLOUR = QColor("#9aa1a9")
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -53,10 +55,7 @@ def elide_name(name: str, limit: int = NAME_CHARS) -> str:
 
 def name_tooltip(name: str, limit: int = TOOLTIP_CHARS) -> str:
     """The full name for a tooltip; past ``limit`` characters its head and its length."""
-    name = str(name)
-    if len(name) <= limit:
-        return name
-    return f"{name[:limit]}… ({len(name):,} characters)"
+    return shorten(name, limit + 1)  # the data layer's rule for echoed user text
 
 
 class DataFrameModel(QAbstractTableModel):

@@ -59,6 +59,9 @@ class UtilityPlot(pg.PlotWidget):
         super().__init__(parent)
         style_plot(self, "Privacy–utility", "ε (log scale)", "error", UTILITY_TOOLTIP)
         self._lines: dict[str, tuple[np.ndarray, np.ndarray, str, bool]] = {}
+        self._noise_only: set[str] = set()  # lines that leave out a bias (readout says so)
+        self._notes: dict[str, list[str]] = {}  # "lines" / "points" → the results' notes
+        self._fixed: float | None = None  # ε fixed by the mechanism's parameters
         self._points: dict[str, tuple[np.ndarray, ...]] = {}
         self._point_trust: dict[str, str] = {}
         self._items: list = []
@@ -94,7 +97,17 @@ class UtilityPlot(pg.PlotWidget):
         return dict(self._points)
 
     def marker_epsilon(self) -> float:
-        return self._epsilon
+        """The ε the marker stands at: the mechanism's fixed ε where its parameters fix one
+        (randomized response with a chosen p), else the slider's."""
+        return self._fixed if self._fixed is not None else self._epsilon
+
+    def notes(self) -> list[str]:
+        """The notes of the results drawn (shown in the plot's tooltip, as the trade-off
+        plot's are: a caption of full sentences would widen the plot)."""
+        return [n for part in ("lines", "points") for n in self._notes.get(part, [])]
+
+    def marker_text(self) -> str:
+        return self.marker_label.textItem.toPlainText()
 
     @property
     def log_y(self) -> bool:
@@ -103,6 +116,9 @@ class UtilityPlot(pg.PlotWidget):
     def clear_data(self, message: str = HINT) -> None:
         self._lines.clear()
         self._points.clear()
+        self._noise_only.clear()
+        self._notes.clear()
+        self._fixed = None
         self._redraw()
         self.hint.textItem.setPlainText(message or HINT)
         self.hint.show()
@@ -115,13 +131,22 @@ class UtilityPlot(pg.PlotWidget):
             c.name: (np.asarray(c.epsilon, float), np.asarray(c.error, float), c.trust_model,
                      c.primary)
             for c in result.curves if c.kind == "analytic"}
-        self._lines = {**self._lines, **lines} if add else lines
+        noise_only = {c.name for c in result.curves if c.kind == "analytic" and c.noise_only}
+        if add:
+            self._lines = {**self._lines, **lines}
+            self._noise_only |= noise_only
+        else:
+            self._lines, self._noise_only = lines, noise_only
+            self._notes["lines"] = list(result.notes)
+            self._fixed = result.fixed_epsilon
+            self.marker.setValue(math.log10(self.marker_epsilon()))
         self._redraw()
         self.updated.emit("lines")
 
     def set_points(self, result: UtilityResult | None) -> None:
         self._points.clear()
         self._point_trust.clear()
+        self._notes["points"] = [] if result is None else list(result.notes)
         if result is not None:
             self._title = result.metric_label
             for c in result.curves:
@@ -136,7 +161,7 @@ class UtilityPlot(pg.PlotWidget):
     def set_epsilon(self, epsilon: float) -> None:
         """Move the marker (no recomputation: the curves do not depend on ε)."""
         self._epsilon = float(epsilon)
-        self.marker.setValue(math.log10(self._epsilon))
+        self.marker.setValue(math.log10(self.marker_epsilon()))
         self._update_marker_text()
         self.updated.emit("marker")
 
@@ -190,6 +215,8 @@ class UtilityPlot(pg.PlotWidget):
         has_data = bool(self._lines or self._points)
         self.hint.setVisible(not has_data)
         self.setTitle(self._title_text(), color=foreground(), size="11pt")
+        notes = self.notes()
+        self.setToolTip(UTILITY_TOOLTIP + ("\n\n" + "\n".join(notes) if notes else ""))
         self._set_y_axis(finite)
         self._update_marker_text()
 
@@ -215,22 +242,27 @@ class UtilityPlot(pg.PlotWidget):
             self.setYRange(0.0, hi, padding=0)
 
     def _update_marker_text(self) -> None:
-        x = math.log10(self._epsilon)
+        at = self.marker_epsilon()
+        x = math.log10(at)
         parts, dots_x, dots_y, brushes = [], [], [], []
-        for eps, err, tm, primary in self._lines.values():
+        for name, (eps, err, tm, primary) in self._lines.items():
             ok = np.isfinite(err) & (err > 0)
-            if not ok.any() or not (eps[ok].min() <= self._epsilon <= eps[ok].max()):
+            if not ok.any() or not (eps[ok].min() <= at <= eps[ok].max()):
                 continue
             value = float(10 ** np.interp(x, np.log10(eps[ok]), np.log10(err[ok])))
+            # A noise-only line is not the whole error where the release is biased.
+            part = (f"{TRUST_MODELS.get(tm, {}).get('label', tm)}: {value:.3g}"
+                    + (" (noise only)" if name in self._noise_only else ""))
             if primary:
-                parts.insert(0, f"{TRUST_MODELS.get(tm, {}).get('label', tm)}: {value:.3g}")
+                parts.insert(0, part)
             else:
-                parts.append(f"{TRUST_MODELS.get(tm, {}).get('label', tm)}: {value:.3g}")
+                parts.append(part)
             dots_x.append(x)
             dots_y.append(math.log10(value) if self._log_y else value)
             brushes.append(_brush(trust_colour(tm)))
         self.marker_dots.setData(dots_x, dots_y, brush=brushes)
-        text = f"ε = {self._epsilon:.3g}"
+        # Where the parameters fix ε the readout says so (the notes say by what).
+        text = f"ε = {at:.4g} (fixed)" if self._fixed is not None else f"ε = {at:.3g}"
         if parts:
             text += "\n" + "\n".join(parts)
         self.marker_label.setText(text)

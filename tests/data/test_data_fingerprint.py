@@ -93,3 +93,25 @@ def test_overlap_estimate_and_versions():
     other = content_fingerprint(_table(1000, seed=9).rename(columns=str.upper))
     assert looks_like_version(other, a) is None
     assert estimated_overlap((), a.sketch) == 0.0
+
+
+def test_a_column_holding_exactly_a_registered_column_s_values_is_a_version():
+    """One column cut out into a table of its own, shuffled and with its missing values
+    dropped, matches the column it came from (whole-row hashes and the column names do
+    not see it); a column with one value changed, or too few values, does not."""
+    from dpstudio.data.fingerprint import COLUMN_MIN_VALUES
+
+    frame = _table(400, seed=2)
+    frame.loc[::7, "bmi"] = np.nan
+    a = content_fingerprint(frame)
+    cut = frame[["bmi"]].dropna().sample(frac=1.0, random_state=1).rename(
+        columns={"bmi": "x"})
+    assert "column x holds exactly the values of column bmi" in looks_like_version(
+        content_fingerprint(cut), a)
+    changed = cut.copy()
+    changed.iloc[0, 0] += 0.1
+    assert looks_like_version(content_fingerprint(changed), a) is None
+    small = frame.iloc[:COLUMN_MIN_VALUES - 1]
+    few = content_fingerprint(small[["age"]])
+    assert few.column_digests == ()
+    assert looks_like_version(few, content_fingerprint(small)) is None

@@ -7,7 +7,7 @@ import pytest
 
 from dpstudio.data.columns import numeric_column, require_column
 from dpstudio.data.errors import MAX_MESSAGE, DataError, shorten
-from dpstudio.data.loading import header_note, load_table, nonfinite_counts
+from dpstudio.data.loading import header_note, load_table
 
 # The same numbers for each reader: plain UTF-8 (pyarrow's fast path), padded fields and
 # Windows-1252 text (both read by pandas' C parser, the latter with one text row).
@@ -52,13 +52,11 @@ def test_header_note_shortens_what_it_echoes():
     assert len(note) < 300 and note.count("…") >= 2
 
 
-def test_nonfinite_cells_are_counted_per_column(tmp_path):
+def test_nonfinite_cells_reach_the_query_layer_as_infinities(tmp_path):
     path = tmp_path / "inf.csv"
     path.write_text("x,y,z\n1,a,1\ninf,b,2\n-inf,c,\nNaN,d,4\n,e,5\nInfinity,f,6\n",
                     encoding="utf-8")
     df = load_table(path)
-    assert df.attrs["nonfinite"] == {"x": {"inf": 2, "-inf": 1, "nan": 2}}
-    assert nonfinite_counts(pd.DataFrame({"v": [1.0, 2.0]})) == {}
     # The values reach the query layer as ±inf (it treats them as missing and says so).
     assert np.isinf(numeric_column(df, "x")).sum() == 3
 

@@ -11,6 +11,7 @@ component's sensitivity, and fresh randomized rounding on every simulated draw.
 """
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -224,15 +225,19 @@ def test_analytic_curve_of_an_imputed_mean_matches_simulation():
     ana = analytic_curve(spec, eps, values=values)
     np.testing.assert_allclose(ana.error, math.sqrt(2) * (HI - LO) / eps / values.size,
                                rtol=1e-12)
-    # The simulation measures against the mean of the present values: the imputation's
-    # bias (3 values at the midpoint 29.5) is tiny here.
+    # The simulation measures against the mean of the present values, so it includes the
+    # imputation's shift (3 values at the midpoint 29.5), tiny here beside the noise: the
+    # analytic line is the noise alone.
     sim = monte_carlo_curve(values, spec, eps, 4000, SimulationSource(3))
-    np.testing.assert_allclose(sim.error, ana.error, rtol=0.1)
+    shift = np.mean(np.where(np.isnan(values), 29.5, values)) - np.nanmean(values)
+    np.testing.assert_allclose(sim.error, np.hypot(ana.error, shift), rtol=0.1)
 
 
-def test_true_value_measures_against_the_statistic_the_release_targets():
-    """With imputation the error is the release's noise, not the (declared) imputation's
-    shift: the truth is the mean of the imputed column, as the release's expectation."""
+def test_true_value_is_the_statistic_of_the_present_values():
+    """The truth an error is measured against is the present values' statistic, whatever
+    the release does with the missing ones: imputing 0 here shifts the release's mean to
+    10, and that shift is part of the analyst's error (before: the truth followed the
+    imputation, 10, and the error figures hid the shift)."""
     from dpstudio.engine.utility import true_value
 
     x = np.array([10.0, np.nan, 30.0, np.inf])
@@ -240,4 +245,11 @@ def test_true_value_measures_against_the_statistic_the_release_targets():
     impute = QuerySpec("mean", "laplace", 1.0, bounds=(0.0, 40.0), relation="replace",
                        missing="impute", impute=0.0)
     assert float(true_value(x, drop)) == 20.0
-    assert float(true_value(x, impute)) == 10.0  # (10 + 0 + 30 + 0) / 4
+    assert float(true_value(x, impute)) == 20.0
+    # Unclamped too, as for clamping bias: 50 lies above the bounds and counts as 50.
+    y = np.array([10.0, np.nan, 50.0])
+    assert float(true_value(y, replace(impute, impute=20.0))) == 30.0
+    # So a simulated error includes the shift: noise ≈ 0 at ε = 100, error ≈ |10 − 20|.
+    sim = monte_carlo_curve(x, replace(impute, epsilon=100.0), np.array([100.0]), 200,
+                            SimulationSource(4))
+    assert sim.error[0] == pytest.approx(10.0, rel=0.01)

@@ -25,9 +25,12 @@ def test_analytic_curve_agrees_with_simulation(query, mechanism, delta):
     ana = analytic_curve(spec, EPS, values=VALUES)
     sim = monte_carlo_curve(VALUES, spec, EPS, 3000, SimulationSource(1))
     # 3000 replications: the RMSE is known to a few percent; the delta method adds a little.
-    # A variance at ε = 0.05 is clipped to [0, (hi − lo)²/4] far more often than not: the
-    # simulated error sits ≈ 11% below the unclipped analytic one (seen with every seed).
-    np.testing.assert_allclose(sim.error, ana.error, rtol=0.15 if query == "variance" else 0.12)
+    # A variance at ε = 0.05 is clipped to [0, (hi − lo)²/4] far more often than not, and
+    # clipping only shrinks the error: there the simulation may sit below the unclipped
+    # analytic curve (≈ 11% with every seed), never above it.
+    clipped = (query == "variance") & (EPS == EPS.min())
+    np.testing.assert_allclose(sim.error[~clipped], ana.error[~clipped], rtol=0.12)
+    assert np.all(sim.error[clipped] <= ana.error[clipped] * 1.12)
     assert np.all(sim.low <= sim.error) and np.all(sim.error <= sim.high)
     assert np.all(np.diff(ana.error) < 0)  # more ε, less error
 

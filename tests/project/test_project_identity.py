@@ -4,7 +4,9 @@ a registered dataset is refused until the analyst says whose budget it spends.""
 
 import json
 import random
+import shutil
 import sqlite3
+from pathlib import Path
 
 import pytest
 from dps_project_helpers import folder_state, make_dataset, run, write_spec
@@ -19,6 +21,8 @@ from dpstudio.project import (
     SpecError,
     load_spec,
 )
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def spec_for(data, epsilon=1.0, **kw):
@@ -130,6 +134,19 @@ def test_the_registered_path_changed_offers_sharing_not_a_new_path(spent):
     assert "--share-budget-with 1" in message and "new path" not in message
 
 
+def test_the_registered_file_with_a_row_appended_cannot_take_a_separate_budget(spent):
+    """Before: ``separate_budget = true`` returned before the same-path check, so the
+    registered file itself, one row longer, released with a fresh budget of ε = 1."""
+    project, data, tmp = spent
+    data.write_text(data.read_text() + "3.5,a,SECRET-999\n", encoding="utf-8")
+    state = folder_state(tmp / "out")
+    with pytest.raises(DatasetChangedError, match="has changed since it was registered as "
+                       "dataset #1") as info:
+        project.release(spec_for(data, epsilon=0.1, separate_budget=True), tmp / "out")
+    assert "--separate-budget" not in str(info.value)
+    assert len(project.datasets()) == 1 and folder_state(tmp / "out") == state
+
+
 def test_shared_budget_from_the_cli(tmp_path, capsys):
     data = make_dataset(tmp_path)
     project = tmp_path / "p.dpstudio"
@@ -178,3 +195,69 @@ def test_a_version_1_dataset_gets_its_content_hash_on_first_use(tmp_path):
         copy = _copy(tmp_path, data, "copy.csv", data.read_text(encoding="utf-8") + "\n")
         with pytest.raises(BudgetExceededError, match="same rows as registered dataset #1"):
             project.release(spec_for(copy, epsilon=0.5), tmp_path / "out")
+
+
+def test_a_spent_version_1_dataset_is_recognized_in_a_re_encoded_copy(tmp_path):
+    """A version-1 dataset (no content hash) whose file is still the registered bytes is
+    compared by content before any new dataset is registered. Before: its content hash
+    was filled only when the exact bytes were released again, so a copy with one more
+    newline registered as a new dataset with a full budget (ε = 2)."""
+    path = tmp_path / "old.dpstudio"
+    shutil.copyfile(FIXTURES / "project-v1-current.dpstudio", path)
+    data = tmp_path / "fixture.csv"
+    shutil.copyfile(FIXTURES / "fixture.csv", data)
+    conn = sqlite3.connect(path)  # the registered file, where this machine keeps it
+    conn.execute("UPDATE datasets SET path = ? WHERE id = 1", (str(data),))
+    conn.commit()
+    conn.close()
+    copy = tmp_path / "copies" / "fixture.csv"
+    copy.parent.mkdir()
+    copy.write_bytes(data.read_bytes() + b"\n")
+
+    def spec(dataset, epsilon):
+        return ReleaseSpec(dataset=str(dataset), query=QuerySpec(
+            query="sum", mechanism="laplace", epsilon=epsilon, bounds=(0, 10), column="x",
+            relation="replace"))
+
+    with Project.open(path) as project:  # migrated to version 2: no content hash yet
+        assert project.dataset(1).content_hash is None and project.integrity() == []
+        left = project.remaining(1)[0]
+        assert 0 < left < 2
+        with pytest.raises(BudgetExceededError, match="same rows as registered dataset #1"):
+            project.release(spec(copy, float(left) + 0.1), tmp_path / "out")
+        assert len(project.datasets()) == 2 and project.dataset(1).content_hash is not None
+        assert project.integrity() == []
+
+
+def test_a_column_cut_out_of_a_spent_dataset_is_refused(tmp_path):
+    """``cut -d, -f6 health.csv > bmi.csv``: the released column in a file of its own.
+    Before: its rows and columns looked like nothing registered (whole-row hashes, 1 of
+    10 columns), so it released again with a full budget after health.csv's was spent."""
+    samples = Path(__file__).resolve().parents[2] / "resources" / "samples"
+    data = tmp_path / "health.csv"
+    shutil.copyfile(samples / "health.csv", data)
+    shutil.copyfile(samples / "health.csv.schema.json", tmp_path / "health.csv.schema.json")
+    lines = data.read_text(encoding="utf-8").splitlines()
+    assert lines[0].split(",")[5] == "bmi"
+    bmi = tmp_path / "cut" / "bmi.csv"
+    bmi.parent.mkdir()
+    bmi.write_text("".join(line.split(",")[5] + "\n" for line in lines), encoding="utf-8")
+
+    def spec(dataset, **kw):
+        return ReleaseSpec(dataset=str(dataset), query=QuerySpec(
+            query="mean", mechanism="laplace", epsilon=1.0, bounds=(10, 60), column="bmi"),
+            **kw)
+
+    out = tmp_path / "out"
+    with Project.create(tmp_path / "p.dpstudio", epsilon=1.0, delta=1e-5) as project:
+        project.release(spec(data), out)
+        assert project.remaining(1)[0] == 0
+        state = folder_state(out)
+        with pytest.raises(DatasetChangedError) as info:
+            project.release(spec(bmi), out)
+        message = str(info.value)
+        assert "looks like a version of registered dataset #1 (health.csv" in message
+        assert "column bmi holds exactly the values of column bmi" in message
+        assert folder_state(out) == state and len(project.datasets()) == 1
+        with pytest.raises(BudgetExceededError):  # shared: health.csv's spent budget
+            project.release(spec(bmi, share_budget_with=1), out)

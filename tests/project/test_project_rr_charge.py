@@ -111,13 +111,19 @@ def test_the_charge_comes_from_the_engine_result_object(env, monkeypatch):
         return result
 
     monkeypatch.setattr(project_module, "engine_release", spends_more)
-    central = ReleaseSpec(dataset=str(data), query=QuerySpec(
+    central = ReleaseSpec(dataset=str(data), report=True, script=True, query=QuerySpec(
         query="count", mechanism="laplace", epsilon=0.5, relation="replace", column="smoker"))
     with Project.open(project) as p:
         rec = p.release(central, out)
         assert rec.epsilon == Decimal("2.5")
         manifest = json.loads(next(out.glob("*.manifest.json")).read_text())
         assert manifest["privacy"]["epsilon"] == 2.5
+        # The report and the script say the engine's ε too, never the spec's 0.5.
+        script = next(p for p in out.glob("r0001-*.py")).read_text(encoding="utf-8")
+        assert "spends epsilon = 2.5 " in script and "epsilon=2.5," in script
+        assert "epsilon = 0.5 " not in script and "epsilon=0.5," not in script
+        report = next(out.glob("*.report.html")).read_text(encoding="utf-8")
+        assert "ε = 2.5 (δ" in report and "ε = 0.5 (δ" not in report
         state = folder_state(out)
         with pytest.raises(BudgetExceededError):  # 0.5 fits the 0.5 left, 2.5 does not
             p.release(central, out)

@@ -48,6 +48,14 @@ EDITS = {
         ["DELETE FROM releases WHERE id = 2",
          "DELETE FROM ledger_chain WHERE seq = (SELECT MAX(seq) FROM ledger_chain)"],
         "the last ledger chain entries", "0.5", "1"),
+    # The chain then checks out (its counter wound back too): only the manifest still in
+    # the output folder says release #2 was made.
+    "delete the last release, its chain entry and the chain's counter": (
+        ["DELETE FROM release_files WHERE release_id = 2",
+         "DELETE FROM releases WHERE id = 2",
+         "DELETE FROM ledger_chain WHERE seq = (SELECT MAX(seq) FROM ledger_chain)",
+         "UPDATE sqlite_sequence SET seq = seq - 1 WHERE name = 'ledger_chain'"],
+        "release #2 was deleted", "0.5", "1"),
 }
 
 
@@ -149,3 +157,20 @@ def test_recovery_and_aborts_keep_the_chain_intact(tmp_path, monkeypatch):
             p.release(spec, tmp_path / "out")
         assert [r.status for r in p.ledger()] == ["done", "aborted"]
         assert p.integrity() == []
+
+
+def test_the_charged_ledger_lists_what_remaining_counts(env):
+    """While the ledger is edited, ``charged_ledger`` (the Ledger tab's table and plot)
+    lists each release at its pessimistic charge, and a deleted release as ``deleted``:
+    their sum is what the budget counts as spent. Before: the tab listed the ledger's rows
+    (a deleted release nowhere) while "Remaining" charged it."""
+    project, _, _ = env
+    sql(project, "UPDATE releases SET epsilon = '0.01' WHERE id = 1",
+        "DELETE FROM releases WHERE id = 2")
+    with Project.open(project) as p:
+        rows = p.charged_ledger(1)
+        assert [(r.id, r.status, r.epsilon) for r in rows] == [
+            (1, "done", Decimal("0.25")), (2, "deleted", Decimal("0.25"))]
+        assert p.cumulative_epsilon(1)[-1].cumulative_epsilon == float(
+            p.budget(1).spent_epsilon) == 0.5
+        assert [r.id for r in p.ledger(1)] == [1]  # the file as it is

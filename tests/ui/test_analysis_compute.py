@@ -189,3 +189,40 @@ def test_imputed_mean_under_replace_is_one_noisy_sum_in_tradeoff_and_preview(sur
     p = compute.preview(s, values)
     assert any("imputed as 40" in note for note in p.notes)
     assert s.utility_key() != replace(s, missing="drop", impute=None).utility_key()
+
+
+def _imputing(**kw) -> tuple[compute.Settings, np.ndarray]:
+    values = np.array([10.0, np.nan, 30.0, np.inf, 50.0] * 40)  # 200 rows, 120 present
+    s = compute.Settings(column="x", column_type="numeric", value_types=("numeric",),
+                         trust_model="central", query="mean", mechanism="laplace",
+                         bounds=(0.0, 40.0), relation="replace", missing="impute",
+                         impute=0.0)
+    return replace(s, **kw), values
+
+
+def test_an_imputing_release_counts_every_row_and_its_line_says_noise_only():
+    """Imputation makes every row count: the curves' n is the rows (before: the present
+    values); the analytic line leaves out what imputing and clamping move the mean by,
+    so it is flagged and a note says by how much (analyst only)."""
+    s, values = _imputing()
+    res = compute.utility(s, values, reps=20, mc_epsilons=np.array([1.0]),
+                          line_epsilons=np.array([1.0]), compare=False)
+    assert res.n == 200
+    assert any("on the 200 rows (missing values imputed)" in n for n in res.notes)
+    [line] = [c for c in res.curves if c.kind == "analytic"]
+    assert line.noise_only
+    # Release's expectation: mean of (10, 0, 30, 0, 40) = 16; truth: mean of 10, 30, 50.
+    assert compute.release_bias(s, values) == pytest.approx(16.0 - 30.0)
+    assert any("by -14 from the true mean" in n for n in res.notes)
+    # Imputing alone (no clamping): (10 + 0 + 30 + 0 + 50) / 5 − 30 = −12.
+    assert compute.imputation_shift(s, values) == pytest.approx(-12.0)
+    assert compute.imputation_shift(replace(s, missing="drop", impute=None), values) is None
+
+
+@pytest.mark.parametrize("trust", ["shuffle", "distributed"])
+def test_protocol_truth_is_the_present_values_statistic(trust):
+    """Shuffle and secure aggregation: the truth is the present values' unclamped mean
+    (before: the clamped column with the middle for missing values, 24 here)."""
+    s, values = _imputing(trust_model=trust, missing="drop", impute=None,
+                          mechanism=compute.mechanisms_for(trust, ("numeric",), "mean")[0].name)
+    assert compute._truth(s, values)[0] == pytest.approx(30.0)

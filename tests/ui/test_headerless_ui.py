@@ -69,3 +69,29 @@ def test_a_file_with_a_real_header_asks_nothing(window, qtbot, tmp_path, monkeyp
     qtbot.waitUntil(lambda: window.session.dataset is not None
                     and window.session.dataset.path == path, timeout=10_000)
     assert asked == []
+
+
+def test_a_headerless_spec_opens_its_dataset_without_a_header(window, qtbot, numbers, tmp_path,
+                                                              monkeypatch):
+    """Before: open_spec loaded the spec's dataset with a header, so a ``header = false``
+    spec lost its first row to the column names (and the spec the session then made said
+    ``header = true``)."""
+    from dpstudio.engine.queries import QuerySpec
+    from dpstudio.project import ReleaseSpec, save_spec
+
+    asked: list[str] = []
+    _answer(monkeypatch, None, asked)
+    shown: list[str] = []
+    monkeypatch.setattr(QMessageBox, "warning", staticmethod(
+        lambda _parent, title, text, *a, **kw: shown.append(text)))
+    assert window.projects.create_project(tmp_path / "p.dpstudio", epsilon=1.0, delta=1e-5)
+    spec = save_spec(ReleaseSpec(dataset=str(numbers), header=False, query=QuerySpec(
+        query="count", mechanism="laplace", epsilon=0.5, column="1")),
+        tmp_path / "numbers.toml")
+    assert window.projects.open_spec(spec)
+    qtbot.waitUntil(lambda: window.session.dataset is not None
+                    and window.session.dataset.path == numbers, timeout=10_000)
+    assert len(window.session.dataset.frame) == 3 and asked == []
+    qtbot.waitUntil(lambda: window.session.column == "1", timeout=10_000)
+    assert window.schema_panel.edit("1", "bounds", ("0", "100"))  # public bounds, declared
+    assert window.projects.current_spec().header is False and shown == []

@@ -156,3 +156,22 @@ def test_too_small_an_epsilon_discovers_nothing_and_says_so(window, qtbot):
     text = window.result_panel.summary.text()
     assert "no word was frequent enough to be discovered" in text
     assert not window.result_panel.plot.isVisible()  # no empty plot
+
+
+def test_a_text_column_is_picked_from_the_columns_panel(window, qtbot):
+    """Clicking the free-text column in the Columns panel selects it for analysis (before:
+    text rows were skipped), and the plot shows why it has no simulated points."""
+    from dpstudio.ui.compute import HEAVY_HITTERS_NOTE
+
+    panel, s = window.analysis_panel, window.session
+    qtbot.mouseClick(panel.trust_buttons["local"], Qt.MouseButton.LeftButton)
+    assert s.column == "score"
+    table, model = window.schema_panel.table, window.schema_panel.model
+    rect = table.visualRect(model.index(model.row_of("city"), 0))
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert window.analysis.wait_idle(TIMEOUT)
+    assert (s.column, s.query) == ("city", "heavy_hitters")
+    assert panel.column_combo.currentData() == "city"
+    plot = window.utility_plot
+    assert HEAVY_HITTERS_NOTE in plot.notes()
+    assert HEAVY_HITTERS_NOTE in plot.toolTip()

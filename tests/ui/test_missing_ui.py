@@ -93,8 +93,13 @@ def test_local_histogram_has_the_other_or_missing_cell(window, qtbot):
     values = np.array(["" if v is None else v for v in s.values], dtype=object)
     declared = [int(np.count_nonzero(values == c)) for c in ("a", "b", "c")]
     np.testing.assert_array_equal(preview.truth, declared + [ROWS - sum(declared)])
-    # The utility curves use the same n: the Monte-Carlo note says so.
+    # The utility curves use the same n (one report per row), and the plot says so.
     assert window.utility_plot.points()
+    result = window.analysis._points_cache[s.settings().utility_key()]
+    assert result.n == ROWS
+    assert any(f"on the {ROWS:,} reports (one per row)" in note
+               for note in window.utility_plot.notes())
+    assert f"{ROWS:,} reports" in window.utility_plot.toolTip()
 
 
 def test_impute_makes_the_mean_error_the_closed_form(window, qtbot):
@@ -120,7 +125,15 @@ def test_impute_makes_the_mean_error_the_closed_form(window, qtbot):
     assert "n is public" in panel.missing_hint.text()
     preview = window.result_panel.preview
     imputed_mean = float(np.mean(np.where(np.isnan(x), 50.0, x)))
-    assert preview.truth[0] == pytest.approx(imputed_mean, rel=1e-12)
+    present_mean = float(np.nanmean(x))
+    bias = imputed_mean - present_mean  # what imputing 50 moves the mean by (≈ −2.8)
+    assert abs(bias) > 10 * closed  # here the shift dominates the noise
+    # The truth is the mean of the present values: the error shown includes the shift
+    # (before: the imputed column's mean, which hid it).
+    assert preview.truth[0] == pytest.approx(present_mean, rel=1e-12)
+    line = f"analyst only: imputing moves the mean by {bias:+.4g} from the mean of the present"
+    assert line in panel.missing_hint.text()
+    assert line in window.result_panel.summary.text()
     # The interval: the Laplace noise of the sum (sensitivity hi − lo, whole ε) over n.
     half = float(preview.ci_high[0] - preview.value[0])
     assert half == pytest.approx((HI - LO) / eps * math.log(1 / (1 - conf)) / ROWS, rel=1e-3)
@@ -132,11 +145,21 @@ def test_impute_makes_the_mean_error_the_closed_form(window, qtbot):
     assert eps_grid[i] == pytest.approx(eps)
     assert err[i] == pytest.approx(closed, rel=1e-9)
     assert before[1][i] > 2 * closed
+    # The readout at the marker does not pass the noise for the whole error.
+    assert f"Central: {closed:.3g} (noise only)" in window.utility_plot.marker_text()
+    assert any("the line is the noise alone" in n for n in window.utility_plot.notes())
+    # Monte-Carlo measures against the present mean: noise and shift together.
     e_pts, e_err, low, high = window.utility_plot.points()["Central: simulated releases"]
     j = int(np.argmin(np.abs(e_pts - eps)))
-    assert low[j] <= closed * e_pts[j] / eps <= high[j] * 1.05  # noise only, no shift
+    expected = math.hypot(closed * eps / e_pts[j], bias)
+    assert low[j] <= expected <= high[j]
+    assert result_n(window) == ROWS  # every row counts once imputed
 
     window.grab().save(str(window.session.dataset.path.parent / "impute.png"))
+
+
+def result_n(window) -> int:
+    return window.analysis._points_cache[window.session.settings().utility_key()].n
 
 
 def test_bad_imputed_values_get_one_inline_line(window, qtbot):
@@ -199,7 +222,8 @@ def test_release_uses_the_imputation(window, qtbot, tmp_path, monkeypatch):
 @pytest.mark.parametrize("trust", ["shuffle", "distributed"])
 def test_protocol_previews_count_every_row_as_a_client(window, qtbot, trust):
     """Shuffle and secure aggregation: one message per row (a missing value is sent as the
-    middle of the bounds), so the preview's n and target are those of a release."""
+    middle of the bounds), so the preview's n is a release's; the truth is the statistic
+    of the present values, so the error shown includes the middle's shift."""
     s, panel = window.session, window.analysis_panel
     qtbot.mouseClick(panel.trust_buttons[trust], Qt.MouseButton.LeftButton)
     _settle(window)
@@ -208,6 +232,6 @@ def test_protocol_previews_count_every_row_as_a_client(window, qtbot, trust):
     x = np.array(s.values, dtype=float)
     assert np.isnan(x).sum() > 300
     assert preview.n == ROWS  # before: the present values only
-    target = np.clip(np.where(np.isnan(x), (LO + HI) / 2, x), LO, HI)
-    expected = target.sum() if s.query == "sum" else target.mean()
-    assert preview.truth[0] == pytest.approx(expected)
+    present = x[~np.isnan(x)]
+    expected = present.sum() if s.query == "sum" else present.mean()
+    assert preview.truth[0] == pytest.approx(expected, rel=1e-12)

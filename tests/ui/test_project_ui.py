@@ -479,14 +479,31 @@ def test_an_edited_ledger_is_shown_and_refused_until_acknowledged(window, qtbot,
     kind, title, text = messages[-1]
     assert (kind, title) == ("warning", "The ledger was changed outside DP Studio")
     assert "release #2 was deleted" in text and "budget ε raised from 3.0 to 50" in text
+    # The app's way on (the Ledger tab's button), not the command line's.
+    assert "--acknowledge" not in text and "dpstudio ledger" not in text
+    assert "Acknowledge the changes…" in text and "Ledger tab" in text
     view = window.ledger_view
     assert view.tamper.isVisibleTo(window) and view.acknowledge_button.isVisibleTo(window)
     assert "release #2 was deleted" in view.tamper.text()
     button = window.result_panel.release_button
     assert not button.isEnabled() and "changed outside DP Studio" in button.toolTip()
+    # Refused by the release itself (edited after the check): the same advice.
+    from dpstudio.project import LedgerTamperedError
+    from dpstudio.project.project import tamper_message
+
+    problems = window.projects.tamper
+    window.projects._refused(LedgerTamperedError(tamper_message(path, problems), problems))
+    kind, title, text = messages[-1]
+    assert title == "The ledger was changed outside DP Studio" and "release #2" in text
+    assert "--acknowledge" not in text and "Acknowledge the changes…" in text
     # The budget shown is the pessimistic one even before acknowledging.
     assert window.session.project_budget.spent_epsilon == pytest.approx(1.0)
     assert window.session.project_budget.total_epsilon == pytest.approx(3.0)
+    # The deleted release still counts in "Remaining": the table and the plot show it too.
+    assert [(r[0], r[5], r[7]) for r in view.rows()] == [("1", "0.5", "done"),
+                                                         ("2", "0.5", "deleted")]
+    assert view._plotted["cumulative_epsilon"].tolist() == pytest.approx([0.5, 1.0])
+    assert "ε 2</b> of 3" in view.remaining.text()
     asked = []
     monkeypatch.setattr(QMessageBox, "question", staticmethod(
         lambda *a, **k: asked.append(a[2]) or QMessageBox.StandardButton.Yes))
@@ -567,3 +584,34 @@ def test_a_version_of_a_spent_dataset_asks_whose_budget(window, qtbot, tmp_path,
         assert asked and any("looks like a version" in text for _, _, text in messages)
         with Project.open(path) as project:
             assert len(project.ledger()) == 1
+
+
+def test_a_re_encoded_copy_is_found_by_its_hashes_off_the_ui_thread(window, qtbot, tmp_path,
+                                                                     monkeypatch, data):
+    """A moved or re-encoded copy of a registered dataset is found by its byte and content
+    hashes, computed in the worker and the budget panel updated when they are known.
+    Before: both were computed on the UI thread (a second for a million rows) inside
+    ``suppress(Exception)``."""
+    from dpstudio.data import fingerprint
+
+    _create(window, tmp_path, epsilon=2.0)
+    Confirm(monkeypatch)
+    window.session.set_epsilon(0.5)
+    _release(window, qtbot)
+    copy = tmp_path / "elsewhere" / "survey.csv"
+    copy.parent.mkdir()
+    copy.write_bytes(data.read_bytes() + b"\n")  # the same rows, other bytes
+    threads: list[bool] = []
+    real = fingerprint.content_fingerprint
+
+    def spy(frame):
+        threads.append(threading.current_thread() is threading.main_thread())
+        return real(frame)
+
+    monkeypatch.setattr(fingerprint, "content_fingerprint", spy)
+    assert window.open_path_now(copy)
+    qtbot.waitUntil(lambda: window.session.project_budget is not None
+                    and window.session.project_budget.registered, timeout=TIMEOUT_MS)
+    budget = window.session.project_budget
+    assert budget.spent_epsilon == pytest.approx(0.5) and budget.releases == 1
+    assert threads == [False]  # once, in the worker

@@ -37,10 +37,18 @@ from dpstudio.engine.local._coins import uniform_below32
 from dpstudio.engine.missing import fill_missing, midpoint
 from dpstudio.engine.queries import present_mask, row_codes
 
-__all__ = ["OTHER_LABEL", "Inputs", "histogram_inputs", "mean_inputs", "word_inputs"]
+__all__ = ["OTHER_LABEL", "Inputs", "has_other_cell", "histogram_inputs", "mean_inputs",
+           "word_inputs"]
 
 #: Label of the extra histogram cell: users whose value is missing or not declared.
 OTHER_LABEL = "(other or missing)"
+
+
+def has_other_cell(mechanism: str) -> bool:
+    """Whether a local histogram of ``mechanism`` has the extra :data:`OTHER_LABEL` cell:
+    every randomizer but binary randomized response, which has no third answer (its
+    missing users answer a fair coin's yes/no)."""
+    return mechanism != "rr"
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from dpstudio.engine.local.base import POSTPROCESS, MeanOracle, postprocess_coun
 from dpstudio.engine.local.entries import sfp_from_params
 from dpstudio.engine.local.respond import (
     OTHER_LABEL,
+    has_other_cell,
     histogram_inputs,
     mean_inputs,
     word_inputs,
@@ -214,7 +215,7 @@ def collect_reports(values, info_name: str, params: dict[str, Any] | None = None
             notes=["every row sends a report: a missing value is sent as the empty word, "
                    "never discovered; n is the number of rows"])
     labels = _labels(v, categories, info.name)
-    other = info.name != "rr"
+    other = has_other_cell(info.name)
     oracle = _build_histogram(info, resolved, len(labels) + other, source)
     given = histogram_inputs(v, labels, source, other=other)
     note = (f"every row sends a report: a missing or undeclared value is sent as the extra "
