@@ -258,6 +258,8 @@ def _local(c: _Context) -> dict[str, Any]:
     params = dict(c.params, epsilon=a.epsilon)
     if a.delta:
         params["delta"] = a.delta
+    if a.query in ("histogram", "mean"):
+        _refuse_disagreeing_epsilon(info, params, a, c)
     result = run_local(c.values(categorical=not numeric), a.mechanism, params,
                        query=a.query, categories=c.categories,
                        bounds=c.bounds if numeric else None, source=c.source,
@@ -275,6 +277,20 @@ def _local(c: _Context) -> dict[str, Any]:
     elif not a.json:
         _print_estimate(out, f"{result.query} of {a.column!r}, local model", a.analyst)
     return out
+
+
+def _refuse_disagreeing_epsilon(info: Any, params: dict[str, Any], a: argparse.Namespace,
+                                c: _Context) -> None:
+    """Before any noise: the stated ε must be the randomizer's own, as a release checks."""
+    from dpstudio.engine.queries import QuerySpec
+    from dpstudio.project.values import randomizer_privacy, refuse_disagreeing_epsilon
+
+    spec = QuerySpec(a.query, a.mechanism, a.epsilon, bounds=c.bounds,
+                     categories=c.categories)
+    resolved = info.resolve(params)
+    true_eps, _ = randomizer_privacy(info, resolved, spec)
+    refuse_disagreeing_epsilon(info, true_eps, a.epsilon,
+                               {k: v for k, v in resolved.items() if k in c.params})
 
 
 def _print_heavy_hitters(out: dict[str, Any], title: str, analyst: bool) -> None:

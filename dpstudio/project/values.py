@@ -118,14 +118,24 @@ def resolve_local_query(spec: QuerySpec, declared: Schema | None
     out = replace(spec, bounds=bounds, categories=categories, delta=delta, quantile=None)
     resolved = info.resolve(out.mechanism_params())
     eps, dlt = randomizer_privacy(info, resolved, out)
-    if not math.isclose(eps, out.epsilon, rel_tol=EPSILON_AGREEMENT, abs_tol=0.0):
-        given = ", ".join(f"{k} = {v:g}" for k, v in sorted(out.params.items())
-                          if isinstance(v, int | float) and not isinstance(v, bool))
-        raise QueryError(f"epsilon = {out.epsilon:g} disagrees with {given}: that "
-                         f"{info.label.lower()} is {eps:.12g}-local DP; set epsilon = "
-                         f"{eps:.12g} (or leave it out) or change the parameters")
+    refuse_disagreeing_epsilon(info, eps, out.epsilon, out.params)
     # ε and δ charged, written and shown are the randomizer's own, not the spec's.
     return replace(out, epsilon=eps, delta=dlt), notes
+
+
+def refuse_disagreeing_epsilon(info, true_epsilon: float, stated: float,
+                               params: dict) -> None:
+    """Refuse, in one line, a stated ε that is not the randomizer's own (randomized response
+    with ``p = 0.75`` is ln 3-DP whatever ε says): the CLI and releases alike."""
+    from dpstudio.engine.errors import QueryError
+
+    if math.isclose(true_epsilon, stated, rel_tol=EPSILON_AGREEMENT, abs_tol=0.0):
+        return
+    given = ", ".join(f"{k} = {v:g}" for k, v in sorted(params.items())
+                      if isinstance(v, int | float) and not isinstance(v, bool))
+    raise QueryError(f"epsilon = {stated:g} disagrees with {given}: that "
+                     f"{info.label.lower()} is {true_epsilon:.12g}-local DP; set epsilon = "
+                     f"{true_epsilon:.12g} (or leave it out) or change the parameters")
 
 
 #: How far a spec's ε may be from its randomizer's own (e.g. ln 3 written as 1.098612).

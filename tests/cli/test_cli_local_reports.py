@@ -6,6 +6,7 @@ value (item 2), and ``--query heavy_hitters``, offered in --help, always failed 
 
 import csv
 import json
+import math
 
 import numpy as np
 import pytest
@@ -158,3 +159,17 @@ def test_local_mean_n_is_the_number_of_rows(capsys, religious_csv):
     assert data["n"] == 6366  # before: 6,066
     assert any("middle of the declared bounds (20)" in note for note in data["notes"])
     assert "analyst_only" not in data
+
+
+def test_a_stated_epsilon_that_is_not_the_randomizers_is_refused(capsys):
+    """rr with p = 0.75 is ln 3-DP: --epsilon 1 is refused in one line before any noise (as
+    a release spec is); the randomizer's own ε is accepted and is the one stated."""
+    from dpstudio.data.samples import sample_path
+
+    base = ["query", str(sample_path("survey")), "--column", "cheated_on_exam",
+            "--query", "histogram", "--mechanism", "rr", "--p", "0.75", "--json"]
+    assert main(base + ["--epsilon", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "disagrees with p = 0.75" in err and len(err.strip().splitlines()) == 1
+    assert main(base + ["--epsilon", "1.0986122886681098"]) == 0
+    assert json.loads(capsys.readouterr().out)["epsilon"] == pytest.approx(math.log(3))
