@@ -932,7 +932,8 @@ class Project:
                      "registered_at": rec.registered_at, "content_hash": rec.content_hash,
                      "rows": rec.rows, "budget_of": rec.budget_of}
             entry |= self.budget(rec).to_dict()
-            entry["releases"] = [r.to_dict() for r in self.ledger(rec)]
+            # As charged: a release deleted by hand but still counted is listed too.
+            entry["releases"] = [r.to_dict() for r in self.charged_ledger(rec)]
             out["datasets"].append(entry)
         return out
 

@@ -150,6 +150,9 @@ class ProjectController(QObject):
         self.runner.sig_finished.connect(self._job_finished)
         self.runner.sig_failed.connect(self._job_failed)
         self.session.changed.connect(self._session_changed)
+        # A spec waiting for its dataset is applied once the whole window holds it (the
+        # Columns panel too, which takes the spec's declarations), not when the session does.
+        self.window.dataset_changed.connect(self._apply_pending_spec)
         window.ledger_view.dataset_chosen.connect(self._ledger_dataset_chosen)
         window.ledger_view.acknowledge_requested.connect(self.acknowledge_changes)
         window.result_panel.release_button.clicked.connect(self.start_release)
@@ -282,12 +285,14 @@ class ProjectController(QObject):
         if aspect == "dataset":
             self._ledger_key = None
             self.refresh()
-            if self._pending_spec is not None:
-                spec, self._pending_spec = self._pending_spec, None
-                if self._same_dataset(spec):
-                    self._apply_spec(spec)
             return
         self.update_release_state()
+
+    def _apply_pending_spec(self, _dataset: Any = None) -> None:
+        if self._pending_spec is not None:
+            spec, self._pending_spec = self._pending_spec, None
+            if self._same_dataset(spec):
+                self._apply_spec(spec)
 
     def _same_dataset(self, spec: ReleaseSpec) -> bool:
         """Whether the session holds the spec's dataset, read the way the spec reads it

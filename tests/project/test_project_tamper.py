@@ -174,3 +174,18 @@ def test_the_charged_ledger_lists_what_remaining_counts(env):
         assert p.cumulative_epsilon(1)[-1].cumulative_epsilon == float(
             p.budget(1).spent_epsilon) == 0.5
         assert [r.id for r in p.ledger(1)] == [1]  # the file as it is
+
+
+def test_dpstudio_ledger_lists_a_deleted_release_that_is_still_charged(env, capsys):
+    """What `ledger` lists adds up to what it says is spent (before: the deleted release
+    was charged but not listed)."""
+    project, _, _ = env
+    sql(project, "DELETE FROM release_files WHERE release_id = 2",
+        "DELETE FROM releases WHERE id = 2")
+    code, text, _ = run(capsys, "ledger", project, "--json")
+    assert code == 2
+    (ds,) = json.loads(text)["datasets"]
+    listed = {r["id"]: r["status"] for r in ds["releases"]}
+    assert listed == {1: "done", 2: "deleted"}
+    assert sum(Decimal(str(r["epsilon"])) for r in ds["releases"]) == \
+        Decimal(ds["exact"]["spent_epsilon"])

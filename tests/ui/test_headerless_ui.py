@@ -95,3 +95,26 @@ def test_a_headerless_spec_opens_its_dataset_without_a_header(window, qtbot, num
     qtbot.waitUntil(lambda: window.session.column == "1", timeout=10_000)
     assert window.schema_panel.edit("1", "bounds", ("0", "100"))  # public bounds, declared
     assert window.projects.current_spec().header is False and shown == []
+
+
+def test_a_spec_opening_another_dataset_applies_its_declarations(window, qtbot, numbers,
+                                                                 tmp_path, monkeypatch):
+    """The spec's bounds are declared once the whole window holds its dataset (before: the
+    Columns panel still held the previous dataset and refused "no column '1'")."""
+    from dpstudio.engine.queries import QuerySpec
+    from dpstudio.project import ReleaseSpec, save_spec
+
+    _answer(monkeypatch, None, [])
+    shown: list[str] = []
+    monkeypatch.setattr(QMessageBox, "warning", staticmethod(
+        lambda _parent, title, text, *a, **kw: shown.append(text)))
+    assert window.projects.create_project(tmp_path / "p.dpstudio", epsilon=1.0, delta=1e-5)
+    spec = save_spec(ReleaseSpec(dataset=str(numbers), header=False, query=QuerySpec(
+        query="sum", mechanism="laplace", epsilon=0.5, column="1", bounds=(0.0, 100.0))),
+        tmp_path / "numbers.toml")
+    assert window.projects.open_spec(spec)
+    qtbot.waitUntil(lambda: window.session.column == "1" and window.session.query == "sum",
+                    timeout=10_000)
+    assert window.session.schema["1"].bounds == (0.0, 100.0)
+    assert shown == []
+    assert window.projects.current_spec().query.bounds == (0.0, 100.0)
