@@ -95,6 +95,14 @@ def _release(win: MainWindow, qtbot):
     return blocker.args[0]
 
 
+def _local_histogram(s, column: str, mechanism: str) -> None:
+    """The session on a local-model histogram of ``column`` with ``mechanism``."""
+    s.set_column(column)
+    s.set_trust_model("local")
+    s.set_query("histogram")
+    s.set_mechanism(mechanism)
+
+
 def _files(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
 
@@ -395,10 +403,7 @@ def test_release_a_local_krr_histogram(window, qtbot, tmp_path, monkeypatch):
     path = tmp_path / "study.dpstudio"
     assert window.projects.create_project(path, epsilon=2.0, delta=1e-5, relation="replace")
     s = window.session
-    s.set_column("faculty")
-    s.set_trust_model("local")
-    s.set_query("histogram")
-    s.set_mechanism("krr")
+    _local_histogram(s, "faculty", "krr")
     s.set_epsilon(0.8)
     assert (s.trust_model, s.query, s.mechanism) == ("local", "histogram", "krr")
     window.projects.update_release_state()
@@ -435,10 +440,7 @@ def test_release_confirmation_shows_the_randomizers_true_epsilon(window, qtbot, 
     path = tmp_path / "study.dpstudio"
     assert window.projects.create_project(path, epsilon=3.0, delta=1e-5, relation="replace")
     s = window.session
-    s.set_column("cheated_on_exam")
-    s.set_trust_model("local")
-    s.set_query("histogram")
-    s.set_mechanism("rr")
+    _local_histogram(s, "cheated_on_exam", "rr")
     s.set_epsilon(1.0)
     s.set_param("p", 0.75)
     assert (s.trust_model, s.mechanism, s.epsilon) == ("local", "rr", 1.0)
@@ -523,10 +525,7 @@ def test_every_epsilon_shown_for_rr_with_p_is_the_randomizers(window, qtbot):
     from dpstudio.ui import compute
 
     s = window.session
-    s.set_column("cheated_on_exam")
-    s.set_trust_model("local")
-    s.set_query("histogram")
-    s.set_mechanism("rr")
+    _local_histogram(s, "cheated_on_exam", "rr")
     s.set_epsilon(1.0)
     s.set_param("p", 0.75)
     panel = window.analysis_panel.budget_panel
