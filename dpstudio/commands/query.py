@@ -24,7 +24,6 @@ def _bounds(text: str) -> tuple[float, float]:
         raise argparse.ArgumentTypeError(f"bounds must be numbers, got {text!r}") from None
 
 
-TRUST_MODELS = ("central", "local", "shuffle", "distributed")
 
 #: Said in every output: a query is never recorded in a project's ledger.
 LEDGER_NOTE = ("not charged to any ledger: dpstudio query records nothing; publish through "
@@ -44,6 +43,7 @@ def _mechanism_params() -> dict[str, list[tuple[str, Any]]]:
 
 
 def parser() -> argparse.ArgumentParser:
+    from dpstudio.analysis.dispatch import runnable_trust_models
     from dpstudio.engine.queries import QUERIES, RELATIONS
     from dpstudio.engine.registry import REGISTRY
 
@@ -64,7 +64,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--mechanism", required=True, choices=REGISTRY.names(),
                    help="; ".join(f"{m.name} [{', '.join(m.trust_models)}]: {m.description}"
                                   for m in REGISTRY))
-    p.add_argument("--trust-model", choices=TRUST_MODELS,
+    p.add_argument("--trust-model", choices=runnable_trust_models(),
                    help="who is trusted (default: the mechanism's own trust model)")
     p.add_argument("--epsilon", required=True, type=float, help="privacy-loss bound ε > 0")
     p.add_argument("--delta", type=float, default=0.0,
@@ -127,16 +127,20 @@ def run(argv: Sequence[str]) -> int:
 
 def _missing(args: argparse.Namespace, trust: str) -> str:
     """The missing-value treatment asked for: --impute implies impute; central only."""
+    from dpstudio.analysis import capability
+
     if args.impute is not None and args.missing == "drop":
         raise CliError("--impute VALUE imputes missing values: it cannot go with "
                        "--missing drop")
     missing = "impute" if args.impute is not None else (args.missing or "drop")
-    if missing == "impute" and trust != "central":
+    if missing == "impute" and "missing" not in capability(trust).options:
         raise CliError("--missing impute / --impute apply to central-model queries")
     return missing
 
 
 def _run(args: argparse.Namespace) -> int:
+    from dpstudio.analysis import capability, declared_fill
+    from dpstudio.analysis import run as run_analysis
     from dpstudio.data.loading import load_table
     from dpstudio.engine.registry import REGISTRY
     from dpstudio.engine.rng import SecureSource, SimulationSource
@@ -146,35 +150,39 @@ def _run(args: argparse.Namespace) -> int:
     if trust not in info.trust_models:
         raise CliError(f"{args.mechanism} belongs to the {', '.join(info.trust_models)} "
                        f"trust model, not {trust}")
-    if args.query == "heavy_hitters" and trust != "local":
+    row = capability(trust)
+    if args.query == "heavy_hitters" and args.query not in row.queries:
         raise CliError("heavy_hitters is a local protocol: use --mechanism sfp")
-    if args.export_records and trust != "local":
+    if args.export_records and "records" not in row.options:
         raise CliError("--export-records applies to local protocols (the records they send)")
     args.missing = _missing(args, trust)
     frame = load_table(args.data, header=args.header)
     for note in frame.attrs.get("load_notes", ()):  # for the analyst, never in the output
         print(f"dpstudio: note: {note}", file=sys.stderr)
     declared = _declared(args.data, args.column)
-    notes = []
-    bounds, categories = args.bounds, None
+    categories = None
     if args.categories is not None:
         categories = tuple(c.strip() for c in args.categories.split(",") if c.strip())
-    if bounds is None and declared is not None and declared.lower is not None:
-        bounds = (declared.lower, declared.upper)
-        notes.append(f"bounds {bounds[0]:g},{bounds[1]:g} as declared in the dataset's schema")
-    if args.query == "histogram" and categories is None and args.bins is None:
-        if declared is not None and declared.categories:
-            categories = tuple(declared.categories)
-            notes.append("categories as declared in the dataset's schema")
+    bounds, categories, notes = declared_fill(args.query, declared, args.bounds, categories,
+                                              args.bins)
     params = {name: getattr(args, "param_" + name) for name in _mechanism_params()
               if getattr(args, "param_" + name) is not None}
     source = SimulationSource(args.simulate) if args.simulate is not None else SecureSource()
     context = _Context(args, frame, declared, bounds, categories, params, source, notes)
     if info.kind == "model":
-        out = _model(context)
+        analysis, values = _model(context)
+        notes = []  # a model states its own relation and imputation
     else:
-        out = {"central": _central, "local": _local, "shuffle": _shuffle,
-               "distributed": _distributed}[trust](context)
+        analysis = _analysis(context, trust)
+        values = context.values(analysis.reads_labels)
+    result = run_analysis(analysis, values, source, notes=notes)
+    out = result.to_dict(analyst=True)
+    if args.export_records:
+        _write_records(args.export_records, result.records())
+        out["records_file"] = args.export_records
+    if not args.json:
+        _PRINTERS[result.shape](result, out, f"{args.query} of {args.column!r}, "
+                                f"{capability(result.analysis.kind).title}", args.analyst)
     if not args.analyst:  # numbers read off the raw data, without noise: only when asked
         out.pop("analyst_only", None)
     out["charged"] = False
@@ -187,7 +195,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 class _Context:
-    """What every trust model's branch needs from the command line."""
+    """What an analysis needs from the command line."""
 
     def __init__(self, args, frame, declared, bounds, categories, params, source, notes):
         self.args, self.frame, self.declared = args, frame, declared
@@ -207,94 +215,44 @@ class _Context:
         return numeric_column(self.frame, column)
 
 
-def _analyst_only(out: dict[str, Any]) -> dict[str, Any]:
-    """Move the analyst-only counts (clamped, missing, of which ±inf) out of the released
-    fields; :func:`run` prints them only with --analyst."""
-    extra = {"clamped": out.pop("clamped", 0)}
-    if "missing_count" in out:
-        extra["missing"] = out.pop("missing_count")
-    if "non_finite_count" in out:
-        extra["non_finite"] = out.pop("non_finite_count")
-    out["analyst_only"] = extra
-    return out
-
-
-def _central(c: _Context) -> dict[str, Any]:
-    from dpstudio.engine.queries import QuerySpec, run_query
+def _analysis(c: _Context, trust: str) -> Any:
+    """The analysis the command line describes (a statistic under any trust model)."""
+    from dpstudio.analysis.request import describe
 
     a = c.args
-    spec = QuerySpec(
-        query=a.query, mechanism=a.mechanism, epsilon=a.epsilon, delta=a.delta,
-        bounds=c.bounds, categories=c.categories, bins=a.bins, quantile=a.quantile,
-        relation=a.relation, confidence=a.confidence, params=c.params, column=a.column,
-        missing=a.missing, impute=a.impute,
-    ).validated()
-    categorical = (a.query == "histogram" and c.categories is not None) or a.query == "count"
-    result = run_query(c.values(categorical), spec, c.source)
-    result.notes = c.notes + result.notes
-    out = _analyst_only(result.to_dict())
-    out["trust_model"] = "central"
-    if not a.json:
-        _print_release(result, a.analyst)
-    return out
+    return describe(trust, a.query, a.mechanism, a.epsilon, delta=a.delta, bounds=c.bounds,
+                    categories=c.categories, bins=a.bins, quantile=a.quantile,
+                    relation=a.relation, confidence=a.confidence, params=c.params,
+                    column=a.column, missing=a.missing, impute=a.impute,
+                    postprocess=a.postprocess, dropouts=a.dropouts)
 
 
-def _local(c: _Context) -> dict[str, Any]:
-    from dpstudio.engine.local import run_local
-    from dpstudio.engine.registry import REGISTRY
-
-    a = c.args
-    info = REGISTRY.get(a.mechanism)
-    if a.query not in info.queries:
-        raise CliError(f"{a.mechanism} answers {' or '.join(info.queries)} queries, not "
-                       f"{a.query} (local protocols answer histogram or mean queries, and "
-                       "heavy_hitters on a text column with --mechanism sfp)")
-    numeric = a.query == "mean"
-    if numeric and c.bounds is None:
-        raise CliError("a local mean needs declared bounds (e.g. --bounds 0,100)")
-    if a.query == "heavy_hitters" and c.categories is not None:
-        raise CliError("heavy_hitters discovers the frequent words without a dictionary: "
-                       "drop --categories (a histogram counts declared categories)")
-    params = dict(c.params, epsilon=a.epsilon)
-    if a.delta:
-        params["delta"] = a.delta
-    if a.query in ("histogram", "mean"):
-        _refuse_disagreeing_epsilon(info, params, a, c)
-    result = run_local(c.values(categorical=not numeric), a.mechanism, params,
-                       query=a.query, categories=c.categories,
-                       bounds=c.bounds if numeric else None, source=c.source,
-                       postprocess=a.postprocess, confidence=a.confidence)
-    # Every row sends a report, so n is the number of rows; how many were missing is
-    # the analyst's alone.
-    out = _analyst_only(result.to_dict() | {"missing_count": result.missing})
-    out["column"] = a.column
-    out["notes"] = c.notes + out.get("notes", [])
-    if a.export_records:
-        _write_records(a.export_records, result.records())
-        out["records_file"] = a.export_records
-    if not a.json and result.query == "heavy_hitters":
-        _print_heavy_hitters(out, f"heavy hitters of {a.column!r}, local model", a.analyst)
-    elif not a.json:
-        _print_estimate(out, f"{result.query} of {a.column!r}, local model", a.analyst)
-    return out
-
-
-def _refuse_disagreeing_epsilon(info: Any, params: dict[str, Any], a: argparse.Namespace,
-                                c: _Context) -> None:
-    """Before any noise: the stated ε must be the randomizer's own, as a release checks."""
+def _model(c: _Context) -> tuple[Any, Any]:
+    """DP logistic regression: --column is the label, --features the declared features."""
+    from dpstudio.analysis import AnalysisSpec
+    from dpstudio.analysis.resolve import resolve_model_query
+    from dpstudio.data.schema import schema_for
     from dpstudio.engine.queries import QuerySpec
-    from dpstudio.project.values import randomizer_privacy, refuse_disagreeing_epsilon
+    from dpstudio.project.values import read_model_columns
 
-    spec = QuerySpec(a.query, a.mechanism, a.epsilon, bounds=c.bounds,
-                     categories=c.categories)
-    resolved = info.resolve(params)
-    true_eps, _ = randomizer_privacy(info, resolved, spec)
-    refuse_disagreeing_epsilon(info, true_eps, a.epsilon,
-                               {k: v for k, v in resolved.items() if k in c.params})
+    a = c.args
+    if a.query != "logistic_regression":
+        raise CliError(f"{a.mechanism} fits a model: use --query logistic_regression")
+    if not a.features:
+        raise CliError("a model needs --features a,b,c (numeric columns with declared bounds)")
+    features = tuple(f.strip() for f in a.features.split(",") if f.strip())
+    spec = QuerySpec(a.query, a.mechanism, a.epsilon, delta=a.delta, relation="replace",
+                     params=c.params, column=a.column)
+    query, _, bounds = resolve_model_query(spec, features, schema_for(a.data))
+    # The same columns a project release reads: missing features at the middle of their
+    # bounds (a data-independent rule, so n stays the public number of records).
+    model_input = read_model_columns(c.frame, a.column, features, bounds)
+    return AnalysisSpec("central", query, features=features, feature_bounds=bounds), model_input
 
 
-def _print_heavy_hitters(out: dict[str, Any], title: str, analyst: bool) -> None:
+def _print_heavy_hitters(result: Any, out: dict[str, Any], title: str, analyst: bool) -> None:
     """The discovered words, most frequent first, with their counts and intervals."""
+    title = title.replace("heavy_hitters of", "heavy hitters of")
     kind = "SIMULATION (seeded generator, not a release)" if out.get("simulated") else "release"
     print(f"{title} — {kind}")
     items = out.get("items") or []
@@ -313,90 +271,23 @@ def _print_heavy_hitters(out: dict[str, Any], title: str, analyst: bool) -> None
         _print_analyst(out.get("analyst_only", {}))
 
 
-def _shuffle(c: _Context) -> dict[str, Any]:
-    from dpstudio.engine.shuffle import run_shuffle_sum
-
-    a = c.args
-    if c.bounds is None:
-        raise CliError("a shuffle-model sum needs declared bounds (e.g. --bounds 0,100)")
-    result = run_shuffle_sum(c.values(categorical=False), c.bounds, a.mechanism, a.epsilon,
-                             a.delta, c.source, query=a.query,
-                             **dict(c.params, confidence=a.confidence))
-    out = _analyst_only(result.to_dict())
-    out.update(trust_model="shuffle", column=a.column, notes=c.notes + out.get("notes", []))
-    if not a.json:
-        _print_estimate(out, f"{a.query} of {a.column!r}, shuffle model", a.analyst)
-    return out
-
-
-def _distributed(c: _Context) -> dict[str, Any]:
-    from dpstudio.engine.distributed import run_secure_sum
-
-    a = c.args
-    if c.bounds is None:
-        raise CliError("a secure-aggregation sum needs declared bounds (e.g. --bounds 0,100)")
-    result = run_secure_sum(c.values(categorical=False), c.bounds, a.mechanism, a.epsilon,
-                            a.delta, c.source, dropouts=a.dropouts, query=a.query,
-                            **dict(c.params, confidence=a.confidence))
-    out = _analyst_only(result.to_dict())
-    out.update(trust_model="distributed", column=a.column,
-               notes=c.notes + out.get("notes", []))
-    if not a.json:
-        _print_estimate(out, f"{a.query} of {a.column!r}, secure aggregation", a.analyst)
-    return out
-
-
-def _model(c: _Context) -> dict[str, Any]:
-    """DP logistic regression: --column is the label, --features the declared features."""
-    from dpstudio.data.schema import schema_for
-    from dpstudio.engine.learning import release_logistic, simulate_logistic
-    from dpstudio.project.values import read_model_columns
-
-    a = c.args
-    if a.query != "logistic_regression":
-        raise CliError(f"{a.mechanism} fits a model: use --query logistic_regression")
-    if not a.features:
-        raise CliError("a model needs --features a,b,c (numeric columns with declared bounds)")
-    features = [f.strip() for f in a.features.split(",") if f.strip()]
-    schema = schema_for(a.data)
-    bounds: dict[str, tuple[float, float]] = {}
-    for name in features:
-        spec = schema.get(name) if schema is not None else None
-        if spec is None or spec.bounds is None:
-            raise CliError(f"declare the bounds of feature {name!r} in the dataset's schema "
-                           "(they are never read off the data)")
-        bounds[name] = spec.bounds
-    # The same columns a project release reads: missing features at the middle of their
-    # bounds (a data-independent rule, so n stays the public number of records).
-    model_input = read_model_columns(c.frame, a.column, tuple(features), bounds)
-    columns, imputed = model_input.columns, model_input.imputed
-    run = simulate_logistic if a.simulate is not None else release_logistic
-    result = run(columns, a.column, features, bounds, a.epsilon, a.delta,
-                 c.params.get("lambda", 0.01), c.source)
-    out = result.to_dict()
-    out.update(trust_model="central", query="logistic_regression", label=a.column,
-               relation="replace", source=c.source.label,
-               analyst_only={"imputed_feature_values": imputed, **result.utility})
-    out["notes"] = ["neighbours differ in one record (replace-one, n public); missing "
-                    "feature values set to the middle of their declared bounds"]
-    if not a.json:
-        kind = "SIMULATION (seeded generator, not a release)" if result.simulated else "release"
-        print(f"logistic regression of {a.column!r} on {', '.join(features)} — {kind}")
-        for feature, coef in result.to_table():
-            print(f"  {feature:<24} {coef:>12.6g}")
-        print(f"  mechanism    {a.mechanism}, ε = {result.epsilon:g}, δ = {result.delta:g}, "
-              f"noise scale {result.noise_scale:.4g} ({result.noise_family})")
-        if a.analyst:
-            print(f"  analyst only (not released): accuracy "
-                  f"{result.utility['accuracy_private']:.3f} (non-private "
-                  f"{result.utility['accuracy_nonprivate']:.3f})")
-    return out
+def _print_model(result: Any, out: dict[str, Any], title: str, analyst: bool) -> None:
+    r, a = result.engine, result.analysis
+    kind = "SIMULATION (seeded generator, not a release)" if r.simulated else "release"
+    print(f"logistic regression of {a.query.column!r} on {', '.join(a.features)} — {kind}")
+    for feature, coef in r.to_table():
+        print(f"  {feature:<24} {coef:>12.6g}")
+    print(f"  mechanism    {a.query.mechanism}, ε = {r.epsilon:g}, δ = {r.delta:g}, "
+          f"noise scale {r.noise_scale:.4g} ({r.noise_family})")
+    if analyst:
+        print(f"  analyst only (not released): accuracy "
+              f"{r.utility['accuracy_private']:.3f} (non-private "
+              f"{r.utility['accuracy_nonprivate']:.3f})")
 
 
 def _write_records(path: str, columns: dict[str, Any]) -> None:
-    """Write the collector's records as CSV, atomically (temporary file, then rename)."""
+    """Write the collector's records as CSV, atomically (:mod:`dpstudio.data.atomic`)."""
     import os
-    import tempfile
 
     import pandas as pd
 
@@ -408,20 +299,13 @@ def _write_records(path: str, columns: dict[str, Any]) -> None:
     # Spreadsheet formula injection: the same neutralization as every other export.
     frame = pd.DataFrame({neutralize(str(name)): neutralize_cells(
         list(col) if getattr(col, "ndim", 1) > 1 else col) for name, col in columns.items()})
-    fd, tmp = tempfile.mkstemp(prefix=".records-", suffix=".csv", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            frame.to_csv(handle, index=False)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from dpstudio.data.atomic import atomic_path
+
+    with atomic_path(path) as tmp:  # the temporary ends .tmp: pandas infers no compression
+        frame.to_csv(tmp, index=False, encoding="utf-8")
 
 
-def _print_estimate(out: dict[str, Any], title: str, analyst: bool) -> None:
+def _print_estimate(result: Any, out: dict[str, Any], title: str, analyst: bool) -> None:
     kind = "SIMULATION (seeded generator, not a release)" if out.get("simulated") else "release"
     print(f"{title} — {kind}")
     estimate = out.get("estimate")
@@ -452,7 +336,8 @@ def _fmt(x: float) -> str:
     return f"{x:.6g}" if isinstance(x, float) and math.isfinite(x) else str(x)
 
 
-def _print_release(r: Any, analyst: bool) -> None:
+def _print_release(result: Any, out: dict[str, Any], title: str, analyst: bool) -> None:
+    r = result.engine
     kind = "SIMULATION (seeded generator, not a release)" if r.simulated else "release"
     print(f"{r.query} of {r.column!r} — {kind}")
     if isinstance(r.value, dict):
@@ -486,3 +371,8 @@ def _print_analyst(counts: dict[str, Any]) -> None:
           + (f" ({counts['non_finite']} of them ±inf)" if counts.get("non_finite") else ""))
 
 
+
+
+#: How each shape of result is printed (:attr:`AnalysisResult.shape`).
+_PRINTERS = {"statistic": _print_release, "estimate": _print_estimate,
+             "heavy_hitters": _print_heavy_hitters, "model": _print_model}

@@ -13,7 +13,7 @@ import pandas as pd
 from dpstudio.data.fingerprint import sha256_file
 from dpstudio.data.loading import load_table
 from dpstudio.data.schema import Schema, complete_schema, schema_for
-from dpstudio.engine.jobs import check
+from dpstudio.jobs import check
 
 #: Share of :func:`open_dataset`'s progress spent reading the table (the rest: types).
 _TABLE_SHARE = 0.9
@@ -55,7 +55,7 @@ def open_dataset(path: str | os.PathLike[str], *, state: Any = None,
     """Load the table and its sidecar schema; undeclared columns get guessed types.
 
     ``state`` (optional; ``progress(fraction, message)`` and ``cancelled()``) follows the
-    load and may cancel it between steps (:class:`~dpstudio.engine.jobs.Cancelled`).
+    load and may cancel it between steps (:class:`~dpstudio.jobs.Cancelled`).
     ``header=False``: the file's first line is data (see :func:`load_table`).
     """
     p = Path(path)

@@ -11,8 +11,8 @@ ragged rows, duplicate names, …) it steps aside and the C parser reads the fil
 result and every error message (with its line number) are the C parser's.
 
 Long loads report progress and can be cancelled: pass ``state`` (any object with
-``progress(fraction, message)`` and ``cancelled()``, see :mod:`dpstudio.engine.jobs`);
-a cancelled load raises :class:`~dpstudio.engine.jobs.Cancelled` between steps.
+``progress(fraction, message)`` and ``cancelled()``, see :mod:`dpstudio.jobs`);
+a cancelled load raises :class:`~dpstudio.jobs.Cancelled` between steps.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any
 import pandas as pd
 
 from dpstudio.data.errors import DataError, shorten
-from dpstudio.engine.jobs import check
+from dpstudio.jobs import check
 
 TEXT_EXTENSIONS = (".csv", ".tsv", ".txt")
 PARQUET_EXTENSIONS = (".parquet", ".pq")

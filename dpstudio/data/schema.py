@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import secrets
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -23,6 +22,7 @@ import numpy as np
 import pandas as pd
 from pandas.api import types as ptypes
 
+from dpstudio.data.atomic import write_atomic
 from dpstudio.data.errors import DataError
 
 SCHEMA_VERSION = 1
@@ -391,25 +391,31 @@ def load_schema(path: str | os.PathLike[str]) -> Schema:
 
 
 def save_schema(schema: Schema, path: str | os.PathLike[str]) -> Path:
-    """Write ``schema`` as JSON atomically (temporary file, then ``os.replace``)."""
+    """Write ``schema`` as JSON atomically (temporary file, then ``os.replace``).
+
+    Parameters
+    ----------
+    schema : Schema
+        The declared schema.
+    path : str or os.PathLike
+        The sidecar file, replaced if it exists.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Raises
+    ------
+    DataError
+        If the file cannot be written (it then keeps its old content).
+    """
     p = Path(path)
     text = json.dumps(schema.to_dict(), indent=2, ensure_ascii=False) + "\n"
-    tmp_name: str | None = None
     try:
-        # os.open (unlike mkstemp) creates the file with the umask's usual permissions.
-        tmp_name = str(p.with_name(f".{p.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"))
-        fd = os.open(tmp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, p)
-        tmp_name = None
+        write_atomic(p, text)
     except OSError as exc:
         raise DataError(f"{p.name}: cannot save schema ({exc.strerror or exc})") from exc
-    finally:
-        if tmp_name is not None:
-            Path(tmp_name).unlink(missing_ok=True)
     return p
 
 

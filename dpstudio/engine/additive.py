@@ -29,11 +29,11 @@ from dpstudio.engine.calibration import (
     validate_delta,
     validate_epsilon,
 )
+from dpstudio.engine.entry import DELTA, EPSILON, MechanismInfo, Param
 from dpstudio.engine.errors import ParameterError
-from dpstudio.engine.registry import REGISTRY, MechanismInfo, Param
 from dpstudio.engine.rng import Source
 
-__all__ = ["FINE_STEPS_LOG2", "IntegerNoise", "NoiseFamily", "fine_grid"]
+__all__ = ["ENTRIES", "FINE_STEPS_LOG2", "IntegerNoise", "NoiseFamily", "fine_grid"]
 
 # Noise scale in grid units is at least 2^15: rounding to the grid then adds a variance
 # below 1/(8·2^30) of the noise's per record (with randomized rounding), i.e. nothing.
@@ -189,67 +189,64 @@ def discrete_gaussian_epsilon_delta_check(noise: IntegerNoise) -> float:
                                    noise.coordinates)
 
 
-_EPS = Param("epsilon", "float", 1.0, "Privacy-loss bound: smaller ε means stronger privacy.",
-             low=0.0, low_open=True, high=100.0, log_scale=True, label="ε")
-_DELTA = Param("delta", "float", 1e-6,
-               "Probability that the ε bound may fail; keep it well below 1/n.",
-               low=0.0, low_open=True, high=1.0, high_open=True, log_scale=True, label="δ")
 _CAL = Param("calibration", "choice", "analytic",
              "Analytic (Balle & Wang 2018, tight, any ε) or classical (Dwork & Roth, ε < 1).",
              choices=("analytic", "classical"))
 
-REGISTRY.register(MechanismInfo(
-    name="laplace",
-    label="Laplace",
-    description="Adds Laplace noise of scale Δ₁/ε, drawn exactly on a fine grid (pure ε-DP).",
-    trust_models=("central",),
-    value_types=("numeric", "integer", "boolean", "categorical"),
-    kind="additive",
-    params=(_EPS,),
-    factory=lambda **kw: NoiseFamily("laplace", "laplace", integer_grid=False),
-    queries=QUERIES,
-    references=("Dwork, McSherry, Nissim & Smith 2006", "Mironov 2012 (floating point)"),
-))
-
-REGISTRY.register(MechanismInfo(
-    name="gaussian",
-    label="Gaussian",
-    description="Adds Gaussian noise calibrated to Δ₂, ε and δ, drawn exactly on a fine grid.",
-    trust_models=("central",),
-    value_types=("numeric", "integer", "boolean", "categorical"),
-    kind="additive",
-    params=(_EPS, _DELTA, _CAL),
-    factory=lambda calibration="analytic", **kw: NoiseFamily(
-        "gaussian", "gaussian", integer_grid=False, calibration=calibration),
-    needs_delta=True,
-    queries=QUERIES,
-    references=("Balle & Wang 2018", "Dwork & Roth 2014, Thm A.1"),
-))
-
-REGISTRY.register(MechanismInfo(
-    name="discrete_laplace",
-    label="Discrete Laplace",
-    description="Adds two-sided geometric noise to integer-valued statistics (pure ε-DP).",
-    trust_models=("central",),
-    value_types=("integer", "boolean", "categorical"),
-    kind="additive",
-    params=(_EPS,),
-    factory=lambda **kw: NoiseFamily("discrete_laplace", "laplace", integer_grid=True),
-    queries=QUERIES,
-    references=("Ghosh, Roughgarden & Sundararajan 2009",),
-))
-
-REGISTRY.register(MechanismInfo(
-    name="discrete_gaussian",
-    label="Discrete Gaussian",
-    description="Adds discrete Gaussian noise to integer-valued statistics; exact (ε, δ).",
-    trust_models=("central",),
-    value_types=("integer", "boolean", "categorical"),
-    kind="additive",
-    params=(_EPS, _DELTA, _CAL),
-    factory=lambda calibration="analytic", **kw: NoiseFamily(
-        "discrete_gaussian", "gaussian", integer_grid=True, calibration=calibration),
-    needs_delta=True,
-    queries=QUERIES,
-    references=("Canonne, Kamath & Steinke 2020",),
-))
+#: The registry entries of this module (registered by :mod:`dpstudio.engine.mechanisms`).
+ENTRIES = (
+    MechanismInfo(
+        name="laplace",
+        label="Laplace",
+        description="Adds Laplace noise of scale Δ₁/ε, drawn exactly on a fine grid "
+                    "(pure ε-DP).",
+        trust_models=("central",),
+        value_types=("numeric", "integer", "boolean", "categorical"),
+        kind="additive",
+        params=(EPSILON,),
+        factory=lambda **kw: NoiseFamily("laplace", "laplace", integer_grid=False),
+        queries=QUERIES,
+        references=("Dwork, McSherry, Nissim & Smith 2006", "Mironov 2012 (floating point)"),
+    ),
+    MechanismInfo(
+        name="gaussian",
+        label="Gaussian",
+        description="Adds Gaussian noise calibrated to Δ₂, ε and δ, drawn exactly on a fine "
+                    "grid.",
+        trust_models=("central",),
+        value_types=("numeric", "integer", "boolean", "categorical"),
+        kind="additive",
+        params=(EPSILON, DELTA, _CAL),
+        factory=lambda calibration="analytic", **kw: NoiseFamily(
+            "gaussian", "gaussian", integer_grid=False, calibration=calibration),
+        needs_delta=True,
+        queries=QUERIES,
+        references=("Balle & Wang 2018", "Dwork & Roth 2014, Thm A.1"),
+    ),
+    MechanismInfo(
+        name="discrete_laplace",
+        label="Discrete Laplace",
+        description="Adds two-sided geometric noise to integer-valued statistics (pure ε-DP).",
+        trust_models=("central",),
+        value_types=("integer", "boolean", "categorical"),
+        kind="additive",
+        params=(EPSILON,),
+        factory=lambda **kw: NoiseFamily("discrete_laplace", "laplace", integer_grid=True),
+        queries=QUERIES,
+        references=("Ghosh, Roughgarden & Sundararajan 2009",),
+    ),
+    MechanismInfo(
+        name="discrete_gaussian",
+        label="Discrete Gaussian",
+        description="Adds discrete Gaussian noise to integer-valued statistics; exact (ε, δ).",
+        trust_models=("central",),
+        value_types=("integer", "boolean", "categorical"),
+        kind="additive",
+        params=(EPSILON, DELTA, _CAL),
+        factory=lambda calibration="analytic", **kw: NoiseFamily(
+            "discrete_gaussian", "gaussian", integer_grid=True, calibration=calibration),
+        needs_delta=True,
+        queries=QUERIES,
+        references=("Canonne, Kamath & Steinke 2020",),
+    ),
+)

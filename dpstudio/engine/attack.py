@@ -24,6 +24,7 @@ from dpstudio.engine.calibration import validate_epsilon, validate_sensitivity
 from dpstudio.engine.errors import ParameterError
 from dpstudio.engine.sampling import categorical_log, discrete_laplace
 from dpstudio.engine.tradeoff import TradeoffCurve
+from dpstudio.jobs import State, check
 
 __all__ = ["ATTACKABLE", "EmpiricalTradeoff", "empirical_tradeoff", "simulate_attack"]
 
@@ -144,7 +145,8 @@ def _positive(params: Mapping[str, Any], name: str) -> float:
 
 def simulate_attack(mechanism_name: str, params: Mapping[str, Any], n: int, source,
                     thresholds=None, confidence: float = 0.95, *,
-                    simultaneous: bool = False) -> EmpiricalTradeoff:
+                    simultaneous: bool = False, state: State | None = None
+                    ) -> EmpiricalTradeoff:
     """Run a mechanism ``n`` times on each of two neighbours and attack it (a simulation).
 
     Inputs: D has query value 0 (or user value 0) and D′ has Δ (user value 1).
@@ -163,6 +165,40 @@ def simulate_attack(mechanism_name: str, params: Mapping[str, Any], n: int, sour
     Default thresholds: 25 from −μ²/2 − 3μ to μ²/2 + 3μ for the Gaussian (μ = Δ/σ),
     21 from −ε to just under ε for the Laplace ones (ε = Δ/scale), −ε/2 and ε/2 for
     randomized response (the corners of its curve).
+
+    Parameters
+    ----------
+    mechanism_name : str
+        One of :data:`ATTACKABLE`.
+    params : mapping
+        The mechanism's parameters, as above.
+    n : int
+        Draws per input.
+    source : Source
+        The random source (seeded for reproducible simulations).
+    thresholds : array_like of float, optional
+        The tests' thresholds; the defaults above when None.
+    confidence : float
+        Level of the Clopper–Pearson intervals.
+    simultaneous : bool
+        Whether the intervals hold for all points at once (Bonferroni).
+    state : State, optional
+        The job's state (:mod:`~dpstudio.jobs`): cancellation checked before and
+        between the two inputs' draws and before the tests; progress after each. Each
+        input's draws are one vectorized call (the same random stream with or without a
+        state), so a cancellation takes effect between them.
+
+    Returns
+    -------
+    EmpiricalTradeoff
+        The tests' estimated errors with their intervals.
+
+    Raises
+    ------
+    ParameterError
+        For an unknown mechanism, a bad parameter, n or threshold.
+    Cancelled
+        If ``state`` is cancelled.
     """
     if mechanism_name not in ATTACKABLE:
         raise ParameterError(f"unknown mechanism {mechanism_name!r}; expected one of "
@@ -171,11 +207,20 @@ def simulate_attack(mechanism_name: str, params: Mapping[str, Any], n: int, sour
         raise ParameterError(f"n must be a positive integer, got {n!r}")
     n = int(n)
     sens = params.get("sensitivity", 1.0)
+
+    def drawn(fraction: float) -> None:
+        check(state)
+        if state is not None:
+            state.progress(fraction, "attack: outputs drawn")
+
     if mechanism_name == "gaussian":
         sigma = _positive(params, "sigma")
         sens = validate_sensitivity(sens)
         gen = _numpy_generator(source)
-        xd, xd2 = gen.normal(0.0, sigma, n), gen.normal(sens, sigma, n)
+        drawn(0.0)
+        xd = gen.normal(0.0, sigma, n)
+        drawn(0.45)
+        xd2 = gen.normal(sens, sigma, n)
         mu = sens / sigma
 
         def llr(v):
@@ -187,11 +232,16 @@ def simulate_attack(mechanism_name: str, params: Mapping[str, Any], n: int, sour
         sens = validate_sensitivity(sens)
         if mechanism_name == "laplace":
             gen = _numpy_generator(source)
-            xd, xd2 = gen.laplace(0.0, scale, n), gen.laplace(sens, scale, n)
+            drawn(0.0)
+            xd = gen.laplace(0.0, scale, n)
+            drawn(0.45)
+            xd2 = gen.laplace(sens, scale, n)
         else:
             if sens != math.floor(sens):
                 raise ParameterError("the discrete Laplace needs an integer sensitivity")
+            drawn(0.0)
             xd = discrete_laplace(scale, n, source)
+            drawn(0.45)
             xd2 = discrete_laplace(scale, n, source) + int(sens)
 
         def llr(v):
@@ -209,7 +259,9 @@ def simulate_attack(mechanism_name: str, params: Mapping[str, Any], n: int, sour
             raise ParameterError(f"k must be an integer ≥ 2, got {k!r}")
         logw = np.zeros(int(k))
         logw[0] = eps
+        drawn(0.0)
         xd = categorical_log(logw, n, source)  # the user's value is 0 in D …
+        drawn(0.45)
         xd2 = categorical_log(np.roll(logw, 1), n, source)  # … and 1 in D′
 
         def llr(v):
@@ -217,6 +269,10 @@ def simulate_attack(mechanism_name: str, params: Mapping[str, Any], n: int, sour
 
         default = np.array([-eps / 2, eps / 2])
     t = default if thresholds is None else thresholds
-    return empirical_tradeoff(
+    drawn(0.9)
+    out = empirical_tradeoff(
         xd, xd2, llr, t, confidence, simultaneous=simultaneous,
         label=f"simulated attack on {mechanism_name} ({n} draws per input, {source!r})")
+    if state is not None:
+        state.progress(1.0, "attack: tests counted")
+    return out

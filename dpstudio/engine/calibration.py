@@ -34,12 +34,47 @@ __all__ = [
 
 
 def validate_epsilon(epsilon: float) -> float:
-    """Return ε as a float, or raise :class:`ParameterError` unless 0 < ε < ∞."""
+    """ε as a float, checked by the engine's one range validator
+    (:func:`dpstudio.engine.checks.number`, as ``Param.validate`` is).
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy-loss bound; any finite ε > 0 (the forms' cap of 100 is
+        :data:`dpstudio.engine.entry.EPSILON`'s, not the engine's).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ParameterError
+        Unless 0 < ε < ∞ (one line).
+    """
     return positive("ε", epsilon)
 
 
 def validate_delta(delta: float, *, required: bool = False) -> float:
-    """Return δ as a float, or raise unless 0 ≤ δ < 1 (0 < δ < 1 when ``required``)."""
+    """δ as a float, checked by the engine's one range validator
+    (:func:`dpstudio.engine.checks.number`).
+
+    Parameters
+    ----------
+    delta : float
+        The probability that the ε bound may fail: 0 ≤ δ < 1.
+    required : bool
+        The mechanism needs δ > 0 (Gaussian noise).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ParameterError
+        Unless 0 ≤ δ < 1, or when δ = 0 and ``required`` (one line).
+    """
     d = number("δ", delta, low=0.0, high=1.0, high_open=True)
     if required and d == 0:
         raise ParameterError("this mechanism needs δ > 0 (e.g. --delta 1e-6)")

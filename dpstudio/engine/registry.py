@@ -1,186 +1,97 @@
-"""The one registry of mechanisms, with their metadata as data.
+"""The one registry of mechanisms: a plain container of :class:`MechanismInfo` entries.
 
-Each entry says what a mechanism is (name, one-sentence description, trust models, value
-types it accepts) and what it takes (parameters with type, range, default, unit and help).
-The GUI's forms, the CLI's help, the docs and the contract test suite are generated from
-these entries; adding a mechanism means registering one :class:`MechanismInfo`.
+What an entry is lives in :mod:`dpstudio.engine.entry`; which entries are built in is the
+explicit list of :mod:`dpstudio.engine.mechanisms`. :data:`REGISTRY` loads that list the
+first time anyone reads it (``get``, iteration, ``in``, ``names``, ``select``), so callers
+import only this module. The mechanism modules never import this one: they expose their
+entries (a module-level ``ENTRIES``) and :mod:`~dpstudio.engine.mechanisms` registers them,
+so the registry and the mechanisms do not import each other.
+
+``Param``, ``MechanismInfo``, ``EPSILON``, ``DELTA`` and ``TRUST_MODELS`` are re-exported
+here for the callers that import them from the registry.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any
 
+from dpstudio.engine.entry import DELTA, EPSILON, KINDS, VALUE_TYPES, MechanismInfo, Param
 from dpstudio.engine.errors import ParameterError
+from dpstudio.engine.trust_models import TRUST_MODELS
 
-__all__ = ["REGISTRY", "MechanismInfo", "Param", "Registry", "TRUST_MODELS", "VALUE_TYPES"]
-
-TRUST_MODELS = ("central", "local", "shuffle", "distributed", "federated")
-VALUE_TYPES = ("numeric", "integer", "categorical", "boolean", "scores", "text")
-KINDS = ("additive", "selection", "randomizer", "model")
-
-
-@dataclass(frozen=True)
-class Param:
-    """One parameter of a mechanism, described well enough to build a form field.
-
-    ``kind`` is ``"float"``, ``"int"``, ``"choice"`` or ``"bool"``. ``low``/``high`` bound a
-    number (``low_open``/``high_open`` make that end exclusive); ``log_scale`` asks a UI
-    for a logarithmic slider.
-    """
-
-    name: str
-    kind: str
-    default: Any
-    help: str
-    low: float | None = None
-    high: float | None = None
-    low_open: bool = False
-    high_open: bool = False
-    unit: str = ""
-    choices: tuple[str, ...] = ()
-    log_scale: bool = False
-    label: str = ""
-
-    def validate(self, value: Any) -> Any:
-        """Return ``value`` converted to this parameter's type, or raise ParameterError."""
-        if self.kind == "choice":
-            if value not in self.choices:
-                raise ParameterError(
-                    f"{self.name} must be one of {', '.join(self.choices)}; got {value!r}"
-                )
-            return value
-        if self.kind == "bool":
-            if isinstance(value, str):
-                if value.lower() in ("1", "true", "yes", "on"):
-                    return True
-                if value.lower() in ("0", "false", "no", "off"):
-                    return False
-                raise ParameterError(f"{self.name} must be true or false; got {value!r}")
-            return bool(value)
-        try:
-            number = int(value) if self.kind == "int" else float(value)
-        except (TypeError, ValueError):
-            raise ParameterError(f"{self.name} must be a number; got {value!r}") from None
-        if self.kind == "int" and float(value) != number:
-            raise ParameterError(f"{self.name} must be a whole number; got {value!r}")
-        if not math.isfinite(number):
-            raise ParameterError(f"{self.name} must be finite; got {value!r}")
-        if self.low is not None and (number < self.low or (self.low_open and number == self.low)):
-            raise ParameterError(f"{self.name} must be {self._range_text()}; got {value!r}")
-        if self.high is not None and (
-            number > self.high or (self.high_open and number == self.high)
-        ):
-            raise ParameterError(f"{self.name} must be {self._range_text()}; got {value!r}")
-        return number
-
-    def _range_text(self) -> str:
-        lo = "(" if self.low_open else "["
-        hi = ")" if self.high_open else "]"
-        low = "-∞" if self.low is None else f"{self.low:g}"
-        high = "∞" if self.high is None else f"{self.high:g}"
-        return f"in {lo}{low}, {high}{hi}"
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-JSON description, as listed by ``dpstudio mechanisms --json``."""
-        out: dict[str, Any] = {
-            "name": self.name,
-            "label": self.label or self.name,
-            "type": self.kind,
-            "default": self.default,
-            "help": self.help,
-            "unit": self.unit,
-        }
-        if self.kind in ("float", "int"):
-            out.update(low=self.low, high=self.high, low_open=self.low_open,
-                       high_open=self.high_open, log_scale=self.log_scale)
-        if self.choices:
-            out["choices"] = list(self.choices)
-        return out
-
-
-@dataclass(frozen=True)
-class MechanismInfo:
-    """A registry entry: metadata plus the factory that builds the calibrated mechanism.
-
-    ``kind`` says which contract the built object follows: ``"additive"`` mechanisms add
-    integer noise to an integer-valued statistic (:mod:`dpstudio.engine.additive`),
-    ``"selection"`` mechanisms pick one candidate from scores
-    (:mod:`dpstudio.engine.selection`), ``"randomizer"`` mechanisms randomize each record.
-    """
-
-    name: str
-    label: str
-    description: str
-    trust_models: tuple[str, ...]
-    value_types: tuple[str, ...]
-    kind: str
-    params: tuple[Param, ...]
-    factory: Callable[..., Any] = field(repr=False, compare=False)
-    needs_delta: bool = False
-    queries: tuple[str, ...] = ()
-    references: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"unknown mechanism kind {self.kind!r}")
-        unknown = set(self.trust_models) - set(TRUST_MODELS)
-        if unknown:
-            raise ValueError(f"unknown trust models {sorted(unknown)}")
-
-    def param(self, name: str) -> Param:
-        for p in self.params:
-            if p.name == name:
-                return p
-        raise KeyError(name)
-
-    def resolve(self, given: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Defaults overlaid with ``given``, each value validated; unknown names refused."""
-        given = dict(given or {})
-        unknown = set(given) - {p.name for p in self.params}
-        if unknown:
-            raise ParameterError(
-                f"{self.name} has no parameter {', '.join(sorted(unknown))} "
-                f"(it takes: {', '.join(p.name for p in self.params) or 'none'})"
-            )
-        return {p.name: p.validate(given.get(p.name, p.default)) for p in self.params}
-
-    def build(self, **kwargs: Any) -> Any:
-        """Build the mechanism; keyword arguments are its resolved parameters and context."""
-        return self.factory(**kwargs)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "label": self.label,
-            "description": self.description,
-            "trust_models": list(self.trust_models),
-            "value_types": list(self.value_types),
-            "kind": self.kind,
-            "needs_delta": self.needs_delta,
-            "queries": list(self.queries),
-            "params": [p.to_dict() for p in self.params],
-            "references": list(self.references),
-        }
+__all__ = [
+    "DELTA",
+    "EPSILON",
+    "KINDS",
+    "REGISTRY",
+    "TRUST_MODELS",
+    "VALUE_TYPES",
+    "MechanismInfo",
+    "Param",
+    "Registry",
+]
 
 
 class Registry:
-    """Mechanisms by name, in registration order."""
+    """Mechanisms by name, in registration order.
 
-    def __init__(self) -> None:
+    Parameters
+    ----------
+    loader : callable, optional
+        Called once with the registry before its first read or registration, to fill it
+        (the built-in entries for :data:`REGISTRY`). Without one the registry starts
+        empty, e.g. a temporary registry in a test.
+    """
+
+    def __init__(self, loader: Callable[[Registry], None] | None = None) -> None:
         self._entries: dict[str, MechanismInfo] = {}
+        self._loader = loader
+
+    def _ensure_loaded(self) -> None:
+        loader, self._loader = self._loader, None
+        if loader is None:
+            return
+        try:
+            loader(self)
+        except BaseException:
+            # A failed load leaves nothing half-registered and is tried again next read.
+            self._entries.clear()
+            self._loader = loader
+            raise
 
     def register(self, info: MechanismInfo) -> MechanismInfo:
+        """Add ``info``; the built-in entries are loaded first, so names stay unique.
+
+        Parameters
+        ----------
+        info : MechanismInfo
+            The entry to add.
+
+        Returns
+        -------
+        MechanismInfo
+            ``info`` itself.
+
+        Raises
+        ------
+        ValueError
+            When an entry of the same name is already registered.
+        """
+        self._ensure_loaded()
         if info.name in self._entries:
             raise ValueError(f"mechanism {info.name!r} is registered twice")
         self._entries[info.name] = info
         return info
 
     def get(self, name: str) -> MechanismInfo:
-        """The entry called ``name``; an unknown name raises ParameterError listing the known."""
-        _load_builtin()
+        """The entry called ``name``.
+
+        Raises
+        ------
+        ParameterError
+            For an unknown name (the message lists the known ones).
+        """
+        self._ensure_loaded()
         try:
             return self._entries[name]
         except KeyError:
@@ -188,14 +99,19 @@ class Registry:
             raise ParameterError(f"unknown mechanism {name!r} (known: {known})") from None
 
     def __iter__(self) -> Iterator[MechanismInfo]:
-        _load_builtin()
+        self._ensure_loaded()
         return iter(list(self._entries.values()))
 
+    def __len__(self) -> int:
+        self._ensure_loaded()
+        return len(self._entries)
+
     def __contains__(self, name: object) -> bool:
-        _load_builtin()
+        self._ensure_loaded()
         return name in self._entries
 
     def names(self) -> list[str]:
+        """Every entry's name, in registration order."""
         return [info.name for info in self]
 
     def select(
@@ -205,7 +121,19 @@ class Registry:
         kind: str | None = None,
         query: str | None = None,
     ) -> list[MechanismInfo]:
-        """Entries matching every filter given (e.g. what a form offers for a column)."""
+        """Entries matching every filter given (e.g. what a form offers for a column).
+
+        Parameters
+        ----------
+        trust_model, value_type, kind, query : str, optional
+            Keep the entries that list this trust model, value type or query, or are of
+            this kind; ``None`` does not filter.
+
+        Returns
+        -------
+        list of MechanismInfo
+            In registration order.
+        """
         return [
             info
             for info in self
@@ -216,26 +144,17 @@ class Registry:
         ]
 
 
-REGISTRY = Registry()
+def _load_builtin(registry: Registry) -> None:
+    """Register the built-in entries (:mod:`dpstudio.engine.mechanisms`) into ``registry``.
 
-_loaded = False
-
-
-def _load_builtin() -> None:
-    """Import the modules that register the built-in mechanisms (once, lazily).
-
-    Lazy so that ``registry`` itself has no import cycle with the mechanism modules.
+    Imported on the first read, not when this module is imported: importing the registry
+    for a ``Param`` stays cheap, and whatever order the engine's modules are imported in,
+    none finds the registry half-built.
     """
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    # Each trust model's package registers its mechanisms when imported.
-    from dpstudio.engine import (  # noqa: F401
-        additive,
-        distributed,
-        learning,
-        local,
-        selection,
-        shuffle,
-    )
+    from dpstudio.engine import mechanisms
+
+    mechanisms.register_builtins(registry)
+
+
+#: The registry every layer reads; the built-in entries load on its first read.
+REGISTRY = Registry(loader=_load_builtin)

@@ -1,5 +1,9 @@
 """Exact, vectorized noise samplers and the analytic facts about their distributions.
 
+One module, though long, because the samplers are one algorithm: they share the
+certified margins, the CDF tables and the hand-off to :mod:`dpstudio.engine._exact`
+described below, and each one's exactness rests on those shared constants and helpers.
+
 Releases snap a statistic to a grid and add *integer* noise on that grid, so the noise
 must follow its distribution exactly: Mironov (2012) showed that textbook floating-point
 Laplace noise leaks through the gaps and biases of floating-point arithmetic. Every

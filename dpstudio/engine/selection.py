@@ -14,11 +14,11 @@ import numpy as np
 
 from dpstudio.engine import sampling
 from dpstudio.engine.calibration import validate_epsilon, validate_sensitivity
+from dpstudio.engine.entry import EPSILON, MechanismInfo, Param
 from dpstudio.engine.errors import ParameterError
-from dpstudio.engine.registry import REGISTRY, MechanismInfo, Param
 from dpstudio.engine.rng import Source
 
-__all__ = ["ExponentialMechanism", "PermuteAndFlip", "SelectionMechanism"]
+__all__ = ["ENTRIES", "ExponentialMechanism", "PermuteAndFlip", "SelectionMechanism"]
 
 
 def _scores(scores: np.ndarray) -> np.ndarray:
@@ -119,36 +119,36 @@ class PermuteAndFlip(SelectionMechanism):
         return int(chosen[0]) if size is None else chosen.astype(np.int64)
 
 
-_EPS = Param("epsilon", "float", 1.0, "Privacy-loss bound: smaller ε means stronger privacy.",
-             low=0.0, low_open=True, high=100.0, log_scale=True, label="ε")
 _BINS = Param("candidates", "int", 1024,
               "Number of equally spaced candidate values in the declared range.",
               low=2, high=1_000_000)
 
-REGISTRY.register(MechanismInfo(
-    name="exponential",
-    label="Exponential mechanism",
-    description="Chooses a candidate with probability proportional to exp(ε·score/(2Δu)).",
-    trust_models=("central",),
-    value_types=("numeric", "integer", "scores"),
-    kind="selection",
-    params=(_EPS, _BINS),
-    factory=lambda epsilon, sensitivity=1.0, monotonic=False, **kw: ExponentialMechanism(
-        epsilon, sensitivity, monotonic),
-    queries=("quantile", "median"),
-    references=("McSherry & Talwar 2007", "Smith 2011 (quantiles)"),
-))
-
-REGISTRY.register(MechanismInfo(
-    name="permute_and_flip",
-    label="Permute-and-flip",
-    description="Report-noisy-max with exponential noise: tries candidates in random order.",
-    trust_models=("central",),
-    value_types=("numeric", "integer", "scores"),
-    kind="selection",
-    params=(_EPS, _BINS),
-    factory=lambda epsilon, sensitivity=1.0, monotonic=False, **kw: PermuteAndFlip(
-        epsilon, sensitivity, monotonic),
-    queries=("quantile", "median"),
-    references=("McKenna & Sheldon 2020",),
-))
+#: The registry entries of this module (registered by :mod:`dpstudio.engine.mechanisms`).
+ENTRIES = (
+    MechanismInfo(
+        name="exponential",
+        label="Exponential mechanism",
+        description="Chooses a candidate with probability proportional to exp(ε·score/(2Δu)).",
+        trust_models=("central",),
+        value_types=("numeric", "integer", "scores"),
+        kind="selection",
+        params=(EPSILON, _BINS),
+        factory=lambda epsilon, sensitivity=1.0, monotonic=False, **kw: ExponentialMechanism(
+            epsilon, sensitivity, monotonic),
+        queries=("quantile", "median"),
+        references=("McSherry & Talwar 2007", "Smith 2011 (quantiles)"),
+    ),
+    MechanismInfo(
+        name="permute_and_flip",
+        label="Permute-and-flip",
+        description="Report-noisy-max with exponential noise: tries candidates in random order.",
+        trust_models=("central",),
+        value_types=("numeric", "integer", "scores"),
+        kind="selection",
+        params=(EPSILON, _BINS),
+        factory=lambda epsilon, sensitivity=1.0, monotonic=False, **kw: PermuteAndFlip(
+            epsilon, sensitivity, monotonic),
+        queries=("quantile", "median"),
+        references=("McKenna & Sheldon 2020",),
+    ),
+)

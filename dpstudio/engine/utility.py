@@ -17,7 +17,6 @@ import numpy as np
 from scipy.special import ndtri
 
 from dpstudio.engine.errors import QueryError
-from dpstudio.engine.jobs import State, check
 from dpstudio.engine.queries import (
     QuerySpec,
     category_codes,
@@ -30,6 +29,7 @@ from dpstudio.engine.queries import (
 )
 from dpstudio.engine.registry import REGISTRY
 from dpstudio.engine.rng import Source
+from dpstudio.jobs import State, check
 
 __all__ = ["METRICS", "ErrorCurve", "analytic_curve", "monte_carlo_curve", "true_value"]
 
@@ -110,7 +110,37 @@ def monte_carlo_curve(values: np.ndarray, spec: QuerySpec, epsilons: np.ndarray,
                       label: str | None = None) -> ErrorCurve:
     """Simulated error of ``spec``'s release on ``values`` at each ε (``reps`` answers each).
 
-    Cancellable between ε values through ``state``; reports progress after each.
+    Parameters
+    ----------
+    values : numpy.ndarray
+        The analyst's column (never released).
+    spec : QuerySpec
+        The release; its ε is replaced by each of ``epsilons``.
+    epsilons : array_like of float
+        The ε values of the curve.
+    reps : int
+        Simulated answers per ε.
+    source : Source
+        The random source.
+    metric : str
+        One of :data:`METRICS` (not ``ci_halfwidth``, which is analytic only).
+    state : State, optional
+        The job's state (:mod:`~dpstudio.jobs`): cancellation checked before each
+        ε, progress reported after each (reaching 1 with the last).
+    label : str, optional
+        The curve's label; by default the mechanism's, "(simulated)".
+
+    Returns
+    -------
+    ErrorCurve
+        The point estimate and a ±2 standard-error band at each ε.
+
+    Raises
+    ------
+    QueryError, ParameterError
+        For a bad spec, column or metric.
+    Cancelled
+        If ``state`` is cancelled.
     """
     eps = np.asarray(epsilons, dtype=np.float64)
     truth = true_value(values, spec)

@@ -13,6 +13,8 @@ from decimal import Decimal
 from typing import Any
 
 from dpstudio import __version__
+from dpstudio.analysis.capabilities import Capability, capability
+from dpstudio.analysis.result import shape_of
 from dpstudio.engine.queries import QuerySpec
 from dpstudio.engine.registry import REGISTRY
 from dpstudio.export.manifest import (
@@ -27,6 +29,9 @@ from dpstudio.export.tables import local_table, model_table, records_table, rele
 from dpstudio.export.writers import FORMATS, normalize_format, render_table
 
 __all__ = ["BundleInput", "RenderedFile", "file_names", "render_bundle"]
+
+#: The table of a release's values, by how the result reads (:func:`shape_of`).
+_TABLES = {"statistic": release_table, "estimate": local_table, "model": model_table}
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,18 @@ class BundleInput:
     records: dict[str, Any] | None = None
     #: Whether the dataset's first line is a header (False: read with ``header=False``).
     header: bool = True
+
+    @property
+    def shape(self) -> str:
+        """How the release reads (:func:`~dpstudio.analysis.result.shape_of`):
+        ``"statistic"``, ``"estimate"``, ``"heavy_hitters"`` or ``"model"``."""
+        return shape_of(self.trust_model, self.spec.query, _is_model(self))
+
+    @property
+    def capability(self) -> Capability:
+        """The capability row the release falls under (``"model"`` for a model, else its
+        trust model's): its ``options`` say which manifest sections and files it has."""
+        return capability("model" if self.shape == "model" else self.trust_model)
 
 
 def file_names(stem: str, formats: tuple[str, ...], report: bool, script: bool,
@@ -128,6 +145,7 @@ def _exact_text(x: Decimal | float) -> str:
 def _manifest(inp: BundleInput, files: list[RenderedFile]) -> dict[str, Any]:
     spec, pub = inp.spec, inp.public
     info = REGISTRY.get(spec.mechanism)
+    options = inp.capability.options
     return {
         "schema_version": MANIFEST_VERSION,
         "kind": MANIFEST_KIND,
@@ -139,8 +157,8 @@ def _manifest(inp: BundleInput, files: list[RenderedFile]) -> dict[str, Any]:
         "trust_model": inp.trust_model,
         "query": {"statistic": spec.query, "column": spec.column,
                   "quantile": spec.quantile, "relation": spec.relation,
-                  **({"features": list(pub["features"])} if _is_model(inp) else {}),
-                  **({"missing": m} if inp.trust_model == "central" and not _is_model(inp)
+                  **({"features": list(pub["features"])} if inp.shape == "model" else {}),
+                  **({"missing": m} if "missing" in options
                      and (m := missing_treatment(spec)) else {})},
         "mechanism": {"name": spec.mechanism, "label": info.label,
                       "params": info.resolve(spec.mechanism_params()),
@@ -153,8 +171,8 @@ def _manifest(inp: BundleInput, files: list[RenderedFile]) -> dict[str, Any]:
                     "relation": spec.relation, "accountant": inp.accountant},
         "confidence": spec.confidence,
         "randomness": pub.get("source", ""),
-        **({"local": _local_section(inp)} if inp.trust_model == "local" else {}),
-        **({"model": _model_section(inp)} if _is_model(inp) else {}),
+        **({"local": _local_section(inp)} if "records" in options else {}),
+        **({"model": _model_section(inp)} if inp.shape == "model" else {}),
         "files": [file_entry(f.name, f.role, f.data) for f in files],
     }
 
@@ -205,15 +223,34 @@ def _model_section(inp: BundleInput) -> dict[str, Any]:
 
 
 def render_bundle(inp: BundleInput) -> list[RenderedFile]:
-    """Every file of the release, the manifest last."""
-    local = inp.trust_model == "local"
-    table = (local_table(inp.public) if local else model_table(inp.public)
-             if _is_model(inp) else release_table(inp.public))
+    """Every file of the release, the manifest last.
+
+    Parameters
+    ----------
+    inp : BundleInput
+        The release's public fields, declaration and options.
+
+    Returns
+    -------
+    list of RenderedFile
+        The value tables in each format, the collector's records (local model), the
+        report, the script, then the manifest (which lists every other file's SHA-256).
+
+    Raises
+    ------
+    ValueError
+        For a kind of result that has no export table, or a local release without its
+        collector's records.
+    """
+    make_table = _TABLES.get(inp.shape)
+    if make_table is None:
+        raise ValueError(f"a {inp.shape} result is not exported")
+    table = make_table(inp.public)
     meta = _meta(inp)
     formats = [normalize_format(x) for x in inp.formats]
     files = [RenderedFile(inp.stem + FORMATS[f], f"export/{f}", render_table(table, f, meta))
              for f in formats]
-    if local:
+    if "records" in inp.capability.options:
         if inp.records is None:
             raise ValueError("a local release exports the collector's records")
         records = records_table(inp.records)
@@ -242,7 +279,7 @@ def render_bundle(inp: BundleInput) -> list[RenderedFile]:
                                      "features": list(inp.public["features"]),
                                      "bounds": dict(inp.public["bounds"]),
                                      "lambda": inp.public["lambda"]}
-                              if _is_model(inp) else None)
+                              if inp.shape == "model" else None)
         files.append(RenderedFile(name, "script/python", text.encode("utf-8")))
     manifest = _manifest(inp, files)
     files.append(RenderedFile(f"{inp.stem}.manifest.json", "manifest",

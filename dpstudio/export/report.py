@@ -16,6 +16,7 @@ import base64
 import html
 import math
 import string
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -24,14 +25,12 @@ import numpy as np
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QUrl
 from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPdfWriter, QTextDocument
 
+from dpstudio.analysis.capabilities import Capability, capability
+from dpstudio.analysis.result import shape_of
 from dpstudio.engine.queries import QuerySpec, missing_statement, noisy_statistics
 from dpstudio.engine.registry import REGISTRY
-from dpstudio.engine.tradeoff import (
-    alpha_grid,
-    epsilon_delta_tradeoff,
-    krr_tradeoff,
-    randomized_response_tradeoff,
-)
+from dpstudio.engine.release_curve import ReleaseCurve, release_tradeoff
+from dpstudio.engine.tradeoff import alpha_grid, epsilon_delta_tradeoff
 from dpstudio.engine.utility import analytic_curve
 from dpstudio.export._qt import ensure_gui_application, png_bytes, quiet_qt
 from dpstudio.export.errors import ExportError
@@ -81,6 +80,16 @@ class ReportInput:
     history: list[dict[str, Any]] = field(default_factory=list)
     engine_version: str = ""
     trust_model: str = "central"
+
+    @property
+    def shape(self) -> str:
+        """How the release reads (:func:`~dpstudio.analysis.result.shape_of`)."""
+        return shape_of(self.trust_model, self.spec.query, _is_model(self.public))
+
+    @property
+    def capability(self) -> Capability:
+        """The capability row of the release (``"model"``'s for a model)."""
+        return capability("model" if self.shape == "model" else self.trust_model)
 
 
 def _e(x: Any) -> str:
@@ -198,14 +207,24 @@ def model_utility_series(spec: QuerySpec, public: dict[str, Any], points: int = 
             "curve uses no data.")
 
 
+def release_curve(inp: ReportInput, alpha: np.ndarray) -> ReleaseCurve | None:
+    """The engine's trade-off curve of this release (all its noisy statistics; one
+    person's report in the local model), or None where the engine has none (model
+    releases, selection mechanisms): the report then draws the (ε, δ) bound."""
+    if _is_model(inp.public):
+        return None
+    curve = release_tradeoff(inp.spec, inp.trust_model, alpha=alpha)
+    return curve if curve.available else None
+
+
 def local_tradeoff_curve(spec: QuerySpec, epsilon: float, delta: float, alpha: np.ndarray
                          ) -> tuple[np.ndarray, bool]:
-    """The trade-off curve of one person's report: exact for (K-ary) randomized response,
+    """The trade-off curve of one person's report: the engine's exact curve of the
+    randomizer where it has one (:func:`~dpstudio.engine.release_curve.release_tradeoff`),
     else the (ε, δ) bound the randomizer satisfies. Returns (β, exact?)."""
-    if spec.mechanism == "rr":
-        return randomized_response_tradeoff(epsilon, alpha).beta, True
-    if spec.mechanism == "krr" and spec.categories is not None:
-        return krr_tradeoff(epsilon, len(spec.categories), alpha).beta, True
+    curve = release_tradeoff(spec, "local", alpha=alpha)
+    if curve.available:
+        return curve.beta, curve.exact
     return epsilon_delta_tradeoff(epsilon, delta, alpha).beta, False
 
 
@@ -236,24 +255,17 @@ def report_images(inp: ReportInput) -> dict[str, QImage]:
                                   [pub.get("ci_low")], [pub.get("ci_high")], title,
                                   pub["query"])
         a = alpha_grid(400)
-        spent_e = sum(h["epsilon"] for h in inp.history)
-        spent_d = min(sum(h["delta"] for h in inp.history), 1.0 - 1e-12)
-        if inp.trust_model == "local":
-            beta, exact_curve = local_tradeoff_curve(spec, inp.epsilon, inp.delta, a)
-            curves = [(f"one person's report ({spec.mechanism}"
-                       + (", exact" if exact_curve else ", (ε, δ) bound")
-                       + f"): ε = {inp.epsilon:g}, δ = {inp.delta:g}", a, beta)]
-        else:
-            curves = [(f"this release: ε = {inp.epsilon:g}, δ = {inp.delta:g}", a,
-                       epsilon_delta_tradeoff(inp.epsilon, inp.delta, a).beta)]
+        spent_e, spent_d = _spent(inp)
+        spent_d = min(spent_d, 1.0 - 1e-12)
+        reading = _reading(inp)
+        label, beta = reading.first_curve(inp, a)
+        curves = [(label, a, beta)]
         if len(inp.history) > 1:
             curves.append((f"all {len(inp.history)} releases: ε = {spent_e:g}, "
                            f"δ = {spent_d:g}", a, epsilon_delta_tradeoff(spent_e, spent_d,
                                                                          a).beta))
         trade = tradeoff_image(curves)
-        series = (local_utility_series if inp.trust_model == "local" else
-                  model_utility_series if _is_model(pub) else utility_series)
-        eps, errs, at, ylabel, _ = series(spec, pub)
+        eps, errs, at, ylabel, _ = reading.series(spec, pub)
         util = utility_image(eps, errs, float(spec.epsilon), at, ylabel,
                              "Expected error at other privacy levels")
         budget = budget_image([h["epsilon"] for h in inp.history],
@@ -262,40 +274,44 @@ def report_images(inp: ReportInput) -> dict[str, QImage]:
     return {"errorbars": err, "tradeoff": trade, "utility": util, "budget": budget}
 
 
-def _guarantee(inp: ReportInput) -> str:
+def _delta_text(inp: ReportInput) -> str:
+    return (" (δ = 0: the guarantee never fails)" if inp.delta == 0 else
+            f", except with probability at most δ = {inp.delta:g}")
+
+
+def _spent(inp: ReportInput) -> tuple[float, float]:
+    """ε and δ of every release in the history added up (basic composition)."""
+    return sum(h["epsilon"] for h in inp.history), sum(h["delta"] for h in inp.history)
+
+
+def _report_guarantee(inp: ReportInput) -> str:
+    """Randomized on each person's side: the guarantee is one report's."""
+    exact_curve = local_tradeoff_curve(inp.spec, inp.epsilon, inp.delta,
+                                       np.array([0.0, 1.0]))[1]
+    text = (f"{inp.capability.title.capitalize()}: each person's record was randomized on "
+            f"their side, before it was collected, with ε-local differential privacy, "
+            f"ε = {inp.epsilon:g}{_delta_text(inp)}. Nobody — not even the collector — "
+            "received a raw value: only the randomized reports (exported with this release) "
+            "and the estimates computed from them. An attacker who sees a person's report "
+            "and wants to tell what their value was (between any two values) cannot do "
+            "better than the curve shown" + (" — the exact trade-off of this randomizer"
+                                             if exact_curve else
+                                             " — the (ε, δ) bound the randomizer satisfies")
+            + ": if their test wrongly says \"yes\" to at most a fraction α of people, "
+            "it must miss at least the fraction shown by the curve.")
+    if len(inp.history) > 1:
+        spent, spent_d = _spent(inp)
+        text += (f" Counting all {len(inp.history)} releases from this dataset (basic "
+                 f"composition), the combined guarantee is ε = {spent:g}, "
+                 f"δ = {spent_d:g}: the second curve.")
+    return _e(text)
+
+
+def _curator_guarantee(inp: ReportInput, opening: str) -> str:
+    """Noise added once by a trusted curator: ``opening`` says to what."""
     who = ("whether any one person's record is in the data"
            if inp.spec.relation == "add-remove" else
            "what any one person's record says (between two values of their choice)")
-    delta = (" (δ = 0: the guarantee never fails)" if inp.delta == 0 else
-             f", except with probability at most δ = {inp.delta:g}")
-    if inp.trust_model == "local":
-        exact_curve = local_tradeoff_curve(inp.spec, inp.epsilon, inp.delta,
-                                           np.array([0.0, 1.0]))[1]
-        text = (f"Local model: each person's record was randomized on their side, before it "
-                f"was collected, with ε-local differential privacy, ε = {inp.epsilon:g}"
-                f"{delta}. Nobody — not even the collector — received a raw value: only the "
-                "randomized reports (exported with this release) and the estimates computed "
-                "from them. An attacker who sees a person's report and wants to tell what "
-                "their value was (between any two values) cannot do better than the curve "
-                "shown" + (" — the exact trade-off of this randomizer" if exact_curve else
-                           " — the (ε, δ) bound the randomizer satisfies")
-                + ": if their test wrongly says \"yes\" to at most a fraction α of people, "
-                "it must miss at least the fraction shown by the curve.")
-        if len(inp.history) > 1:
-            spent = sum(h["epsilon"] for h in inp.history)
-            spent_d = sum(h["delta"] for h in inp.history)
-            text += (f" Counting all {len(inp.history)} releases from this dataset (basic "
-                     f"composition), the combined guarantee is ε = {spent:g}, "
-                     f"δ = {spent_d:g}: the second curve.")
-        return _e(text)
-    if _is_model(inp.public):
-        pub = inp.public
-        opening = (f"This model is differentially private with ε = {inp.epsilon:g}{delta}: "
-                   f"its coefficients were fitted on {pub['n']} records and then randomized "
-                   f"({pub['noise_family']} noise), so replacing any one person's record — "
-                   "all of its values, label included — barely changes what is published. ")
-    else:
-        opening = f"This result is differentially private with ε = {inp.epsilon:g}{delta}. "
     text = (opening
             + f"An attacker who wants to tell {who} cannot do better than the curve shown, "
             "whatever else they know and however they analyse the result: if their test "
@@ -304,12 +320,25 @@ def _guarantee(inp: ReportInput) -> str:
             "The closer the curve is to the dashed diagonal, the closer the attacker is to "
             "guessing.")
     if len(inp.history) > 1:
-        spent = sum(h["epsilon"] for h in inp.history)
-        spent_d = sum(h["delta"] for h in inp.history)
+        spent, spent_d = _spent(inp)
         text += (f" Counting all {len(inp.history)} releases from this dataset (every "
                  f"ε and δ added up: basic composition), the combined guarantee is ε = "
                  f"{spent:g}, δ = {spent_d:g}: the second curve.")
     return _e(text)
+
+
+def _statistic_guarantee(inp: ReportInput) -> str:
+    return _curator_guarantee(inp, f"This result is differentially private with "
+                                   f"ε = {inp.epsilon:g}{_delta_text(inp)}. ")
+
+
+def _model_guarantee(inp: ReportInput) -> str:
+    pub = inp.public
+    return _curator_guarantee(
+        inp, f"This model is differentially private with ε = {inp.epsilon:g}"
+             f"{_delta_text(inp)}: its coefficients were fitted on {pub['n']} records and then "
+             f"randomized ({pub['noise_family']} noise), so replacing any one person's record "
+             "— all of its values, label included — barely changes what is published. ")
 
 
 def _value_table(pub: dict[str, Any], conf: float) -> str:
@@ -356,6 +385,123 @@ def _missing_text(spec: QuerySpec) -> str:
     return "" if s is None else f"{s['meaning']}; sensitivity {s['sensitivity_rule']}"
 
 
+def _report_curve(inp: ReportInput, alpha: np.ndarray) -> tuple[str, np.ndarray]:
+    beta, exact_curve = local_tradeoff_curve(inp.spec, inp.epsilon, inp.delta, alpha)
+    return (f"one person's report ({inp.spec.mechanism}"
+            + (", exact" if exact_curve else ", (ε, δ) bound")
+            + f"): ε = {inp.epsilon:g}, δ = {inp.delta:g}", beta)
+
+
+def _own_curve(inp: ReportInput, alpha: np.ndarray) -> tuple[str, np.ndarray]:
+    """The release's own curve where the engine has one, else its (ε, δ) bound."""
+    own = release_curve(inp, alpha)
+    if own is None:
+        return (f"this release: ε = {inp.epsilon:g}, δ = {inp.delta:g}",
+                epsilon_delta_tradeoff(inp.epsilon, inp.delta, alpha).beta)
+    return (f"this release ({own.label}" + (", exact" if own.exact else ", approximate")
+            + f"): ε = {inp.epsilon:g}, δ = {inp.delta:g}", own.beta)
+
+
+def _report_tradeoff_caption(inp: ReportInput) -> str:
+    return ("The first curve is what one person's randomized report reveals about their "
+            "value: the lowest miss rate any attacker can have at each false-alarm rate. "
+            "The shaded region is out of reach.")
+
+
+def _own_tradeoff_caption(inp: ReportInput) -> str:
+    if release_curve(inp, np.array([0.0, 1.0])) is None:
+        return ("Each curve is the (ε, δ)-differential-privacy bound: the lowest miss rate "
+                "any attacker can have at each false-alarm rate. The shaded region is out of "
+                "reach, even for an attacker who combines every release listed below.")
+    return ("The first curve is this release's own trade-off, computed from its noise (all "
+            "of its noisy statistics together): the lowest miss rate any attacker can have "
+            "at each false-alarm rate."
+            + (" The second is the (ε, δ)-differential-privacy bound of every release "
+               "listed below together. The shaded region is out of reach, even for an "
+               "attacker who combines them." if len(inp.history) > 1 else
+               " The shaded region is out of reach."))
+
+
+def _statistic_caption(inp: ReportInput) -> str:
+    if inp.public.get("ci_low") is None:
+        return "The exponential mechanism gives no interval in value units; see the notes."
+    return (f"Each interval contains the value the noise was added to with probability at "
+            f"least {inp.spec.confidence:g}"
+            + (" (each cell on its own)" if inp.public["query"] == "histogram" else "") + ".")
+
+
+def _estimate_caption(inp: ReportInput) -> str:
+    return (f"Estimated from the randomized reports alone; each interval is a normal "
+            f"{inp.spec.confidence:g} interval from the protocol's exact variance"
+            + (" (each cell on its own)." if inp.public["query"] == "histogram" else "."))
+
+
+def _model_caption(inp: ReportInput) -> str:
+    return ("Coefficients on the log-odds scale: logit P(" + str(inp.spec.column) + " = yes) "
+            "= (intercept) + Σ coefficient × feature, each feature clipped to its declared "
+            "bounds. Noise scale: the noise added, carried to each coefficient's units "
+            "(the error bars in the chart).")
+
+
+Rows = tuple[tuple[str, str], ...]
+
+
+def _statistic_rows(pub: dict[str, Any]) -> Rows:
+    return (("sensitivity", _num(pub.get("sensitivity"))),
+            ("noise scale", _num(pub.get("noise_scale"))))
+
+
+def _estimate_rows(pub: dict[str, Any]) -> Rows:
+    return (("reports", _num(pub.get("n"))),
+            ("randomizer", ", ".join(f"{k} = {_num(v)}" for k, v in
+                                     (pub.get("parameters") or {}).items())),
+            ("bits per report", _num(pub.get("messages_bits"))))
+
+
+def _model_rows(pub: dict[str, Any]) -> Rows:
+    return (("records (n, public under replace-one)", _num(pub.get("n"))),
+            ("sensitivity", f"ℓ1 {_num(pub.get('sensitivity_l1'))}, ℓ2 "
+                            f"{_num(pub.get('sensitivity_l2'))} (normalized coefficients)"),
+            ("noise", f"{pub.get('noise_family')}, scale {_num(pub.get('noise_scale'))} per "
+                      f"coordinate, on a grid of {_num(pub.get('grid'))}"))
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """How the report reads one shape of result: who added the noise (method table), the
+    utility series, the first trade-off curve and its caption, the guarantee paragraph,
+    the values' caption and the method table's noise rows."""
+
+    curator: str
+    series: Callable[[QuerySpec, dict[str, Any]], tuple]
+    first_curve: Callable[[ReportInput, np.ndarray], tuple[str, np.ndarray]]
+    tradeoff_caption: Callable[[ReportInput], str]
+    guarantee: Callable[[ReportInput], str]
+    value_caption: Callable[[ReportInput], str]
+    noise_rows: Callable[[dict[str, Any]], Rows]
+
+
+_CURATOR = "a trusted curator adds noise to the statistic"
+
+#: The report's pieces by how the result reads (:attr:`ReportInput.shape`).
+_READINGS = {
+    "statistic": _Reading(_CURATOR, utility_series, _own_curve, _own_tradeoff_caption,
+                          _statistic_guarantee, _statistic_caption, _statistic_rows),
+    "estimate": _Reading("each record was randomized on its owner's side before aggregation",
+                         local_utility_series, _report_curve, _report_tradeoff_caption,
+                         _report_guarantee, _estimate_caption, _estimate_rows),
+    "model": _Reading(_CURATOR, model_utility_series, _own_curve, _own_tradeoff_caption,
+                      _model_guarantee, _model_caption, _model_rows),
+}
+
+
+def _reading(inp: ReportInput) -> _Reading:
+    try:
+        return _READINGS[inp.shape]
+    except KeyError:
+        raise ExportError(f"there is no report for a {inp.shape} result") from None
+
+
 def _method_table(inp: ReportInput) -> str:
     spec, pub = inp.spec, inp.public
     info = REGISTRY.get(spec.mechanism)
@@ -369,34 +515,20 @@ def _method_table(inp: ReportInput) -> str:
     if spec.bins is not None and spec.categories is None:
         domain += f", {spec.bins} bins"
     params = info.resolve(spec.mechanism_params())
+    reading = _reading(inp)
     rows = [
         ("dataset", f"{inp.dataset_name} (SHA-256 {inp.fingerprint})"),
-        ("trust model",
-         "local: each record was randomized on its owner's side before aggregation"
-         if inp.trust_model == "local" else
-         f"{inp.trust_model}: a trusted curator adds noise to the statistic"),
+        ("trust model", f"{inp.trust_model}: {reading.curator}"),
         ("statistic", f"logistic regression of {spec.column} on "
          f"{', '.join(pub['features'])}" if model else f"{spec.query} of {spec.column}"
          + (f" (q = {spec.quantile:g})" if spec.query == "quantile" else "")),
         ("declared domain", domain + " — declared, never read off the data"),
         ("neighbouring relation", spec.relation),
         *((("missing values", _missing_text(spec)),)
-          if inp.trust_model == "central" and not model and _missing_text(spec) else ()),
+          if "missing" in inp.capability.options and _missing_text(spec) else ()),
         ("mechanism", f"{info.label}: {info.description}"),
         ("parameters", ", ".join(f"{k} = {v}" for k, v in params.items())),
-        *((("reports", _num(pub.get("n"))),
-           ("randomizer", ", ".join(f"{k} = {_num(v)}" for k, v in
-                                    (pub.get("parameters") or {}).items())),
-           ("bits per report", _num(pub.get("messages_bits"))))
-          if inp.trust_model == "local" else
-          (("records (n, public under replace-one)", _num(pub.get("n"))),
-           ("sensitivity", f"ℓ1 {_num(pub.get('sensitivity_l1'))}, ℓ2 "
-                           f"{_num(pub.get('sensitivity_l2'))} (normalized coefficients)"),
-           ("noise", f"{pub.get('noise_family')}, scale {_num(pub.get('noise_scale'))} per "
-                     f"coordinate, on a grid of {_num(pub.get('grid'))}"))
-          if model else
-          (("sensitivity", _num(pub.get("sensitivity"))),
-           ("noise scale", _num(pub.get("noise_scale"))))),
+        *reading.noise_rows(pub),
         ("ε, δ charged", f"{inp.epsilon:g}, {inp.delta:g} ({inp.accountant} accountant)"),
         *(() if model else (("confidence level", f"{spec.confidence:g}"),)),
         ("randomness", str(pub.get("source", ""))),
@@ -408,11 +540,9 @@ def _method_table(inp: ReportInput) -> str:
 
 def _fill(inp: ReportInput, sources: dict[str, str]) -> str:
     spec, pub = inp.spec, inp.public
-    local = inp.trust_model == "local"
     model = _is_model(pub)
-    series = (local_utility_series if local else model_utility_series if model else
-              utility_series)
-    _, _, _, _, util_caption = series(spec, pub)
+    reading = _reading(inp)
+    _, _, _, _, util_caption = reading.series(spec, pub)
     notes = "".join(f"<p class='caption'>Note: {_e(n)}</p>" for n in pub.get("notes", []))
     left = inp.budget_epsilon - sum(h["epsilon"] for h in inp.history)
     left_d = inp.budget_delta - sum(h["delta"] for h in inp.history)
@@ -422,28 +552,9 @@ def _fill(inp: ReportInput, sources: dict[str, str]) -> str:
         "subtitle": _e(f"Release #{inp.release_id} from {inp.dataset_name}, "
                        f"{inp.created_at} (UTC) — DP Studio {inp.engine_version}"),
         "value_table": _value_table(pub, spec.confidence),
-        "value_caption": _e(
-            "Coefficients on the log-odds scale: logit P(" + str(spec.column) + " = yes) = "
-            "(intercept) + Σ coefficient × feature, each feature clipped to its declared "
-            "bounds. Noise scale: the noise added, carried to each coefficient's units "
-            "(the error bars in the chart)." if model else
-            f"Estimated from the randomized reports alone; each interval is a normal "
-            f"{spec.confidence:g} interval from the protocol's exact variance"
-            + (" (each cell on its own)." if pub["query"] == "histogram" else ".")
-            if local else
-            f"Each interval contains the value the noise was added to with probability at "
-            f"least {spec.confidence:g}" + ("" if pub["query"] != "histogram" else
-                                            " (each cell on its own)") + "."
-            if pub.get("ci_low") is not None else
-            "The exponential mechanism gives no interval in value units; see the notes."),
-        "guarantee": _guarantee(inp),
-        "tradeoff_caption": _e(
-            "The first curve is what one person's randomized report reveals about their "
-            "value: the lowest miss rate any attacker can have at each false-alarm rate. "
-            "The shaded region is out of reach." if local else
-            "Each curve is the (ε, δ)-differential-privacy bound: the lowest miss rate any "
-            "attacker can have at each false-alarm rate. The shaded region is out of reach, "
-            "even for an attacker who combines every release listed below."),
+        "value_caption": _e(reading.value_caption(inp)),
+        "guarantee": reading.guarantee(inp),
+        "tradeoff_caption": _e(reading.tradeoff_caption(inp)),
         "utility_caption": _e(util_caption),
         "budget_caption": _e(
             f"Budget of this dataset: ε = {inp.budget_epsilon:g}, δ = {inp.budget_delta:g}; "

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from dpstudio.analysis.capabilities import release_refusal
+from dpstudio.analysis.request import AnalysisSpec
+from dpstudio.analysis.result import shape_of
 from dpstudio.engine.queries import QuerySpec
 
 __all__ = ["READERS", "release_script"]
@@ -206,47 +209,7 @@ def _doc_safe(text: str) -> str:
     return "".join(ch if ch.isprintable() and ch not in '\\"' else "?" for ch in str(text))
 
 
-def release_script(*, release_id: int, created_at: str, version: str, dataset_name: str,
-                   dataset_path: str, fingerprint: str, spec: QuerySpec, reader: str,
-                   script_name: str, trust_model: str = "central",
-                   model: dict[str, Any] | None = None, header: bool = True) -> str:
-    """The script's source text (``trust_model`` central or local).
-
-    ``header`` False: the dataset has no header line, and the script reads it so.
-
-    ``model`` (a model release): ``label``, ``features``, their declared ``bounds`` and
-    ``lambda``; the script then calls :func:`~dpstudio.engine.learning.release_logistic`.
-    """
-    if reader not in READERS:
-        raise ValueError(f"unknown column reader {reader!r}")
-    header_arg = "" if header else ", header=False"
-    if model is not None:
-        if trust_model != "central":
-            raise ValueError("a model release is central-model only")
-        features = tuple(str(f) for f in model["features"])
-        return _MODEL_TEMPLATE.format(
-            release_id=int(release_id), column_repr=_doc_safe(repr(model["label"])),
-            created_at=created_at, version=version, dataset_name=_doc_safe(dataset_name),
-            fingerprint=fingerprint, epsilon=float(spec.epsilon), delta=float(spec.delta),
-            script_name=script_name, dataset_path=str(dataset_path), label=str(model["label"]),
-            features="[" + ", ".join(repr(f) for f in features) + "]",
-            bounds=_literal({f: tuple(float(b) for b in model["bounds"][f])
-                             for f in features}),
-            lam=float(model["lambda"]), header_arg=header_arg)
-    if trust_model == "local":
-        return _LOCAL_TEMPLATE.format(
-            release_id=int(release_id), query=spec.query,
-            column_repr=_doc_safe(repr(spec.column)), created_at=created_at, version=version,
-            dataset_name=_doc_safe(dataset_name), fingerprint=fingerprint,
-            epsilon=float(spec.epsilon), delta=float(spec.delta), script_name=script_name,
-            reader=reader, dataset_path=str(dataset_path), column=spec.column,
-            mechanism=spec.mechanism, params=_literal(dict(spec.mechanism_params())),
-            categories=_literal(None if spec.categories is None else tuple(spec.categories)),
-            bounds=_literal(None if spec.bounds is None else
-                            tuple(float(b) for b in spec.bounds)),
-            confidence=float(spec.confidence), header_arg=header_arg)
-    if trust_model != "central":
-        raise ValueError(f"no script for {trust_model}-model releases")
+def _central_script(spec: QuerySpec, model: dict[str, Any] | None, **common: Any) -> str:
     fields = {
         "query": spec.query, "mechanism": spec.mechanism, "epsilon": float(spec.epsilon),
         "delta": float(spec.delta),
@@ -260,10 +223,79 @@ def release_script(*, release_id: int, created_at: str, version: str, dataset_na
         **({"impute": float(spec.impute_value())} if spec.missing == "impute" else {}),
     }
     spec_lines = "\n".join(f"    {k}={_literal(v)}," for k, v in fields.items())
-    return _TEMPLATE.format(
-        release_id=int(release_id), query=spec.query, column_repr=_doc_safe(repr(spec.column)),
-        created_at=created_at, version=version, dataset_name=_doc_safe(dataset_name),
-        fingerprint=fingerprint, epsilon=float(spec.epsilon), delta=float(spec.delta),
-        script_name=script_name, reader=reader, dataset_path=str(dataset_path),
-        spec_lines=spec_lines, header_arg=header_arg,
-    )
+    return _TEMPLATE.format(spec_lines=spec_lines, **common)
+
+
+def _local_script(spec: QuerySpec, model: dict[str, Any] | None, **common: Any) -> str:
+    return _LOCAL_TEMPLATE.format(
+        column=spec.column, mechanism=spec.mechanism,
+        params=_literal(dict(spec.mechanism_params())),
+        categories=_literal(None if spec.categories is None else tuple(spec.categories)),
+        bounds=_literal(None if spec.bounds is None else tuple(float(b) for b in spec.bounds)),
+        confidence=float(spec.confidence), **common)
+
+
+def _model_script(spec: QuerySpec, model: dict[str, Any], **common: Any) -> str:
+    features = tuple(str(f) for f in model["features"])
+    return _MODEL_TEMPLATE.format(**(common | dict(
+        column_repr=_doc_safe(repr(model["label"])), label=str(model["label"]),
+        features="[" + ", ".join(repr(f) for f in features) + "]",
+        bounds=_literal({f: tuple(float(b) for b in model["bounds"][f]) for f in features}),
+        lam=float(model["lambda"]))))
+
+
+#: The script of a release, by how its result reads (:func:`shape_of`).
+_SCRIPTS = {"statistic": _central_script, "estimate": _local_script, "model": _model_script}
+
+
+def release_script(*, release_id: int, created_at: str, version: str, dataset_name: str,
+                   dataset_path: str, fingerprint: str, spec: QuerySpec, reader: str,
+                   script_name: str, trust_model: str = "central",
+                   model: dict[str, Any] | None = None, header: bool = True) -> str:
+    """The source text of a script that repeats the release with fresh noise.
+
+    Parameters
+    ----------
+    release_id, created_at, version, dataset_name, fingerprint : int or str
+        The release, DP Studio's version and the dataset, named in the script's docstring.
+    dataset_path : str
+        The dataset's default path (the script takes another as its argument).
+    spec : QuerySpec
+        The release's statistic and mechanism; its ε and δ are the ones charged.
+    reader : str
+        How the column is read (one of :data:`READERS`).
+    script_name : str
+        The script's file name, for its usage line.
+    trust_model : str
+        A trust model whose releases a project makes (central or local today).
+    model : dict, optional
+        A model release: ``label``, ``features``, their declared ``bounds`` and
+        ``lambda``; the script then calls :func:`~dpstudio.engine.learning.release_logistic`.
+    header : bool
+        False: the dataset has no header line, and the script reads it so.
+
+    Returns
+    -------
+    str
+        The script, chosen by how the result reads (a statistic, a local estimate, a model).
+
+    Raises
+    ------
+    ValueError
+        For an unknown reader, or a release the project cannot make (a model under
+        another trust model than the curator's, a trust model without releases).
+    """
+    if reader not in READERS:
+        raise ValueError(f"unknown column reader {reader!r}")
+    write = _SCRIPTS.get(shape_of(trust_model, spec.query, model is not None))
+    features = None if model is None else tuple(model["features"])
+    if write is None or release_refusal(AnalysisSpec(trust_model, spec,
+                                                     features=features)) is not None:
+        raise ValueError("a model release is central-model only" if model is not None else
+                         f"no script for {trust_model}-model releases")
+    return write(spec, model, release_id=int(release_id), query=spec.query,
+                 column_repr=_doc_safe(repr(spec.column)), created_at=created_at,
+                 version=version, dataset_name=_doc_safe(dataset_name),
+                 fingerprint=fingerprint, epsilon=float(spec.epsilon),
+                 delta=float(spec.delta), script_name=script_name, reader=reader,
+                 dataset_path=str(dataset_path), header_arg="" if header else ", header=False")

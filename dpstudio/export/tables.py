@@ -1,10 +1,8 @@
 """What may leave the machine: the public part of a release, as a table.
 
-A :class:`~dpstudio.engine.queries.Release` carries one analyst-only field, ``clamped``
-(how many raw values fell outside the declaration): it is a function of the raw data, not
-of the noisy output, so it is never exported. :func:`public_result` keeps an explicit
-allow-list of fields, so a field added to ``Release`` later stays private until someone
-decides otherwise.
+Which fields are public is the analysis layer's allow-list
+(:mod:`dpstudio.analysis.result`: :func:`public_result`, :func:`local_public`,
+:func:`model_public`, re-exported here); this module lays them out as tables.
 
 Every export goes through an :class:`ExportTable`: a statistic (one row), a histogram
 (one row per cell), and hooks for the other kinds of privatized output — records
@@ -17,6 +15,16 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from dpstudio.analysis.result import (
+    LOCAL_PUBLIC_FIELDS,
+    MODEL_PUBLIC_FIELDS,
+    PUBLIC_FIELDS,
+    local_public,
+    model_public,
+    plain,
+    public_result,
+)
 
 __all__ = [
     "KINDS",
@@ -35,79 +43,8 @@ __all__ = [
     "release_table",
 ]
 
-#: Fields of a release that are functions of the noisy output and the declaration only.
-PUBLIC_FIELDS = (
-    "query", "column", "mechanism", "epsilon", "delta", "relation", "value", "sensitivity",
-    "noise_scale", "variance", "ci_low", "ci_high", "confidence", "variance_exact",
-    "components", "notes", "simulated", "source",
-)
-
-#: Fields of a local-model result that are functions of the users' reports only (the
-#: analyst-only ``clamped`` count, a function of the raw values, is left out).
-LOCAL_PUBLIC_FIELDS = (
-    "query", "mechanism", "epsilon", "delta", "n", "value", "stderr", "ci_low", "ci_high",
-    "unbiased", "confidence", "trust_model", "postprocess", "messages_bits", "central_stderr",
-    "parameters", "notes", "simulated", "source",
-)
-
-#: Fields of a model release (``ModelRelease.to_dict()``) that are functions of the noisy
-#: coefficients and the declaration only. ``ModelRelease.utility`` (accuracy, objective,
-#: excess risk: read off the data without noise) is analyst-only and never listed here.
-MODEL_PUBLIC_FIELDS = (
-    "mechanism", "model", "coefficients", "normalized_theta", "bounds", "epsilon", "delta",
-    "rho", "noise_family", "noise_scale", "grid", "sensitivity_l2", "sensitivity_l1", "n",
-    "lambda", "calibration", "simulated",
-)
-
 KINDS = ("statistic", "histogram", "records", "coefficients")
 COLUMN_TYPES = ("text", "number", "integer")
-
-
-def _plain(value: Any) -> Any:
-    """numpy scalars → Python numbers, tuples → lists, recursively."""
-    if hasattr(value, "item") and not isinstance(value, str | bytes):
-        return value.item()
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
-
-
-def public_result(release: Any) -> dict[str, Any]:
-    """The exportable fields of a release (a ``Release`` or its ``to_dict()``).
-
-    Raises ValueError for a simulation: a seeded run is not a release.
-    """
-    data = release.to_dict() if hasattr(release, "to_dict") else dict(release)
-    if data.get("simulated"):
-        raise ValueError("a simulation (seeded generator) is not a release and is not exported")
-    return {k: _plain(data[k]) for k in PUBLIC_FIELDS if k in data}
-
-
-def local_public(result: Any, column: str | None, relation: str = "replace") -> dict[str, Any]:
-    """The exportable fields of a local-model result (a ``LocalResult`` or its
-    ``to_dict()``), shaped like :func:`public_result`'s: ``value`` is the histogram's
-    estimated counts (label → count) or the mean; ``stderr`` is per cell for histograms.
-
-    Raises ValueError for a simulation (seeded generator).
-    """
-    data = release_to_dict(result)
-    if data.get("simulated"):
-        raise ValueError("a simulation (seeded generator) is not a release and is not exported")
-    if data.get("query") not in ("histogram", "mean"):
-        raise ValueError(f"a local {data.get('query')!r} release is not exported")
-    out = {k: _plain(data[k]) for k in LOCAL_PUBLIC_FIELDS if k in data}
-    if data["query"] == "histogram":
-        out["value"] = _plain(data["estimate"])
-    out["column"] = column
-    out["relation"] = relation
-    out["trust_model"] = "local"
-    return out
-
-
-def release_to_dict(release: Any) -> dict[str, Any]:
-    return release.to_dict() if hasattr(release, "to_dict") else dict(release)
 
 
 def local_table(public: Mapping[str, Any]) -> ExportTable:
@@ -153,7 +90,7 @@ class ExportTable:
             if kind not in COLUMN_TYPES:
                 raise ValueError(f"column {name!r}: unknown type {kind!r}")
         width = len(self.columns)
-        rows = tuple(tuple(_plain(v) for v in row) for row in self.rows)
+        rows = tuple(tuple(plain(v) for v in row) for row in self.rows)
         for row in rows:
             if len(row) != width:
                 raise ValueError(f"a row has {len(row)} cells, expected {width}")
@@ -224,7 +161,7 @@ def records_table(columns: Mapping[str, Sequence[Any]]) -> ExportTable:
     lengths = {len(columns[n]) for n in names}
     if len(lengths) > 1:
         raise ValueError("record columns have different lengths")
-    values = [[_plain(v) for v in columns[n]] for n in names]
+    values = [[plain(v) for v in columns[n]] for n in names]
     kinds = [_column_type(v) for v in values]
     values = [[None if v is None else str(v) for v in col] if k == "text" else col
               for col, k in zip(values, kinds, strict=True)]
@@ -251,32 +188,6 @@ def coefficients_table(names: Sequence[str], estimates: Sequence[float],
     columns = (("term", "text"), ("estimate", "number"), ("std_error", "number"),
                ("ci_low", "number"), ("ci_high", "number"))
     return ExportTable("coefficients", columns, rows, "model coefficients")
-
-
-def model_public(result: Any, label: str, relation: str = "replace",
-                 source: str = "") -> dict[str, Any]:
-    """The exportable fields of a model release (a ``ModelRelease`` or its ``to_dict()``),
-    by an allow-list: never its analyst-only ``utility``. ``value`` is the coefficients
-    (feature → coefficient, the intercept last as ``(intercept)``).
-
-    Raises ValueError for a simulation (seeded generator).
-    """
-    data = release_to_dict(result)
-    if data.get("simulated"):
-        raise ValueError("a simulation (seeded generator) is not a release and is not exported")
-    if data.get("model") != "logistic_regression":
-        raise ValueError(f"a {data.get('model')!r} model is not exported")
-    out = {k: _plain(data[k]) for k in MODEL_PUBLIC_FIELDS if k in data}
-    coefs = out["coefficients"]
-    out.update(
-        query="logistic_regression", column=label,
-        features=[c["feature"] for c in coefs[:-1]],
-        value={c["feature"]: c["coefficient"] for c in coefs},
-        sensitivity={"l1": out["sensitivity_l1"], "l2": out["sensitivity_l2"]},
-        relation=relation, trust_model="central", confidence=None, source=source,
-        notes=[],
-    )
-    return out
 
 
 def coefficient_noise_scales(public: Mapping[str, Any]) -> list[float]:

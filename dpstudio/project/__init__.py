@@ -6,7 +6,7 @@
         record = project.release(load_spec("age.toml"), "out/")
         print(record.status, [f.name for f in record.files], project.budget(record.dataset_id))
 
-See :mod:`dpstudio.project.project` for the transaction design and crash recovery.
+See :mod:`dpstudio.project.release` for the transaction design and crash recovery.
 """
 
 from dpstudio.project._db import SCHEMA_VERSION

@@ -1,4 +1,7 @@
-"""Durable files: write-fsync-rename, directory fsync, an inter-process lock, test pauses."""
+"""A project's files: the inter-process lock, release temporaries' names, test pauses.
+
+Writing files atomically and durably is :mod:`dpstudio.data.atomic`'s job.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from pathlib import Path
 
 from dpstudio.project.errors import ProjectBusyError
 
-__all__ = ["PAUSE_ENV", "ProjectLock", "fsync_dir", "pause", "write_durably"]
+__all__ = ["PAUSE_ENV", "ProjectLock", "pause", "tmp_name"]
 
 #: Test hook: when set to a number of seconds, :func:`pause` sleeps up to that long at each
 #: step of a release and of recovery, so a test can kill the process inside a transaction.
@@ -26,28 +29,24 @@ def pause(step: str) -> None:  # noqa: ARG001 - the step name documents the call
         time.sleep(random.uniform(0.0, float(limit)))
 
 
-def fsync_dir(path: Path) -> None:
-    """Make a directory's entries (created, renamed, removed files) durable."""
-    if sys.platform.startswith("win"):
-        return  # directories cannot be opened for fsync on Windows; NTFS journals them
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def tmp_name(name: str, uid: str) -> str:
+    """The temporary name a release writes its file ``name`` under before renaming it.
 
+    Recovery recognises these (``.NAME.UID.tmp``) as the release's own and removes them.
 
-def write_durably(path: Path, data: bytes) -> None:
-    """Create ``path`` (which must not exist) with ``data`` and fsync it."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    Parameters
+    ----------
+    name : str
+        The file's final name.
+    uid : str
+        The release's unique id.
+
+    Returns
+    -------
+    str
+        The hidden temporary name, in the same folder.
+    """
+    return f".{name}.{uid}.tmp"
 
 
 class ProjectLock:

@@ -62,7 +62,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dpstudio.analysis.capabilities import releasable_trust_models
 from dpstudio.engine.queries import QuerySpec
+from dpstudio.engine.trust_models import DEFAULT_TRUST_MODEL, TRUST_MODELS
+from dpstudio.engine.trust_models import trust_model as trust_model_row
 from dpstudio.project.errors import SpecError
 
 __all__ = ["SPEC_VERSION", "ReleaseSpec", "load_spec", "parse_spec", "save_spec", "spec_text"]
@@ -78,9 +81,6 @@ _TOP = ("schema_version", "dataset", "fingerprint", "column", "query", "bounds",
 _TOP += ("share_budget_with", "separate_budget")
 _TABLES = ("params", "budget")
 _REQUIRED = ("dataset", "column", "query", "mechanism", "epsilon")
-#: Trust models a release spec may name; only central and local can be released so far.
-TRUST_MODELS = ("central", "local")
-_NOT_YET = ("shuffle", "distributed")
 #: Queries that fit a model on ``features`` (``column`` is the label).
 MODEL_QUERIES = ("logistic_regression",)
 
@@ -175,7 +175,7 @@ def _features(data: dict, where: str) -> tuple[str, ...] | None:
         if key in data:
             raise SpecError(f"{where}a model release takes no {key} (feature bounds come from "
                             "the dataset's declared schema, never from the data)")
-    if data.get("trust_model", "central") != "central":
+    if data.get("trust_model", DEFAULT_TRUST_MODEL) != DEFAULT_TRUST_MODEL:
         raise SpecError(f"{where}a {query} release is central-model only (leave out "
                         "trust_model)")
     return features
@@ -238,18 +238,21 @@ def parse_spec(data: dict[str, Any], source: str = "", base: Path | None = None)
         fingerprint = fingerprint.lower()
         if len(fingerprint) != 64 or any(c not in "0123456789abcdef" for c in fingerprint):
             raise SpecError(f"{where}fingerprint must be 64 hexadecimal digits (a SHA-256)")
-    trust_model = _string(data, "trust_model", where, "central")
-    if trust_model in _NOT_YET:
+    trust_model = _string(data, "trust_model", where, DEFAULT_TRUST_MODEL)
+    releasable = releasable_trust_models()  # the analysis layer's capability table
+    if trust_model in TRUST_MODELS and trust_model not in releasable:
+        named = " or ".join(f'"{t}"' for t in releasable)
         raise SpecError(f"{where}{trust_model}-model releases are not supported yet (trust_model "
-                        "= \"central\" or \"local\")")
-    if trust_model not in TRUST_MODELS:
-        raise SpecError(f"{where}unknown trust_model {trust_model!r} (central or local)")
+                        f"= {named})")
+    if trust_model not in releasable:
+        raise SpecError(f"{where}unknown trust_model {trust_model!r} "
+                        f"({' or '.join(releasable)})")
     # ε-local DP bounds what one person's report says about their value, not whether they
     # sent one: local releases are budgeted under the replace relation by default.
     features = _features(data, where)
     # A model release bounds replacing one record (n stays public), like local releases.
-    default_relation = ("replace" if trust_model == "local" or features is not None
-                        else "add-remove")
+    default_relation = ("replace" if features is not None
+                        else trust_model_row(trust_model).relation)
     query = QuerySpec(
         query=_string(data, "query", where),
         mechanism=_string(data, "mechanism", where),
@@ -374,7 +377,7 @@ def spec_text(spec: ReleaseSpec) -> str:
     lines = [f"schema_version = {SPEC_VERSION}", f"dataset = {_toml_str(str(spec.dataset))}"]
     if spec.fingerprint:
         lines.append(f"fingerprint = {_toml_str(spec.fingerprint)}")
-    if spec.trust_model != "central":
+    if spec.trust_model != DEFAULT_TRUST_MODEL:
         lines.append(f"trust_model = {_toml_str(spec.trust_model)}")
     fields: list[tuple[str, Any]] = [
         ("column", q.column), ("features", None if spec.features is None else
@@ -407,17 +410,30 @@ def spec_text(spec: ReleaseSpec) -> str:
 
 
 def save_spec(spec: ReleaseSpec, path: str | os.PathLike[str]) -> Path:
-    """Write ``spec`` as TOML (atomically); :func:`load_spec` reads it back equal."""
-    from dpstudio.project._fs import write_durably
+    """Write ``spec`` as TOML (atomically); :func:`load_spec` reads it back equal.
+
+    Parameters
+    ----------
+    spec : ReleaseSpec
+        The spec to write.
+    path : str or os.PathLike
+        The ``.toml`` file, replaced if it exists.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Raises
+    ------
+    SpecError
+        If the file cannot be written (it then keeps its old content).
+    """
+    from dpstudio.data.atomic import write_atomic
 
     p = Path(path)
-    text = spec_text(spec)
-    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
     try:
-        tmp.unlink(missing_ok=True)
-        write_durably(tmp, text.encode("utf-8"))
-        os.replace(tmp, p)
+        write_atomic(p, spec_text(spec))
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise SpecError(f"{p.name}: cannot save spec ({exc.strerror or exc})") from None
     return p

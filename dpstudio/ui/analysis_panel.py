@@ -30,24 +30,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from dpstudio.analysis.capabilities import capability
+from dpstudio.analysis.choices import fixed_epsilon
+from dpstudio.analysis.utility import imputation_shift
 from dpstudio.engine.missing import midpoint
 from dpstudio.engine.queries import sum_sensitivity
-from dpstudio.ui import compute
+from dpstudio.engine.trust_models import DEFAULT_TRUST_MODEL
 from dpstudio.ui.budget_panel import BudgetPanel
 from dpstudio.ui.param_form import LogSliderSpin, ParamForm, ScientificSpinBox
 from dpstudio.ui.result_panel import shift_line
-from dpstudio.ui.session import (
-    DELTA_RANGE,
-    EPS_RANGE,
-    GLOSSARY,
-    METRICS,
-    QUERY_LABELS,
-    QUERY_PARAMS,
-    TRUST_MODELS,
-    Session,
-)
+from dpstudio.ui.session import DELTA_RANGE, EPS_RANGE, Session
 from dpstudio.ui.style import MUTED
 from dpstudio.ui.table_model import NAME_CHARS, elide_name, name_tooltip
+from dpstudio.ui.texts import GLOSSARY, METRICS, QUERY_LABELS, QUERY_PARAMS, TRUST_MODELS
 
 __all__ = ["AnalysisPanel"]
 
@@ -325,7 +320,8 @@ class AnalysisPanel(QScrollArea):
             self._refresh_delta()
             self.relation_combo.setCurrentIndex(max(self.relation_combo.findData(s.relation),
                                                     0))
-            self.relation_combo.setEnabled(s.trust_model == "central")
+            # Only where the trust model states its guarantee under more than one relation.
+            self.relation_combo.setEnabled(len(capability(s.trust_model).relations) > 1)
             self.confidence_combo.setCurrentIndex(
                 max(self.confidence_combo.findData(s.confidence), 0))
             self.k_slider.setValue(s.compositions)
@@ -344,7 +340,7 @@ class AnalysisPanel(QScrollArea):
         """Where the mechanism's parameters fix ε (randomized response with a chosen p),
         the slider would change nothing: disabled, its tooltip says which ε holds."""
         settings = self.session.settings()
-        fixed = None if settings is None else compute.fixed_epsilon(settings)
+        fixed = None if settings is None else fixed_epsilon(settings)
         self.epsilon.setEnabled(fixed is None)
         names = [k for k, v in self.session.params.items() if v]
         who = f"{names[0]} fixes" if len(names) == 1 else "The mechanism's parameters fix"
@@ -366,7 +362,8 @@ class AnalysisPanel(QScrollArea):
     def _refresh_structure(self) -> None:
         s = self.session
         for name, button in self.trust_buttons.items():
-            available = s.trust_model_available(name) if s.queries() else name == "central"
+            available = (s.trust_model_available(name) if s.queries()
+                         else name == DEFAULT_TRUST_MODEL)
             button.setEnabled(available)
             button.setChecked(name == s.trust_model)
             tip = TRUST_MODELS[name]["tooltip"]
@@ -490,7 +487,7 @@ class AnalysisPanel(QScrollArea):
         else:
             line = (f"Imputed: every row counts; n stays private (a noisy count); the sum's "
                     f"sensitivity {sens:g}.")
-        shift = None if s.hide_true else compute.imputation_shift(settings, s.values)
+        shift = None if s.hide_true else imputation_shift(settings, s.values)
         if shift is not None:
             line += f"<br>{shift_line(s.query, shift)}."
         return line

@@ -1,7 +1,7 @@
 """The "Analysis" tab: privacy–utility and trade-off plots above, result preview and budget
 below, and the Monte-Carlo progress strip with its Cancel button.
 
-It connects an :class:`~dpstudio.ui.session.Analysis` (the jobs) to the plots; the
+It connects an :class:`~dpstudio.ui.analysis_jobs.Analysis` (the jobs) to the plots; the
 controls live in :class:`~dpstudio.ui.analysis_panel.AnalysisPanel`.
 """
 
@@ -19,8 +19,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from dpstudio.ui.analysis_jobs import Analysis
 from dpstudio.ui.result_panel import ResultPanel
-from dpstudio.ui.session import Analysis, Session
+from dpstudio.ui.session import Session
 from dpstudio.ui.style import MUTED
 from dpstudio.ui.tradeoff_plot import TradeoffPlot
 from dpstudio.ui.utility_plot import UtilityPlot

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from dpstudio.ui import compute
+from dpstudio.analysis.choices import release_epsilon
 from dpstudio.ui.param_form import ScientificSpinBox, SignificantSpinBox
 from dpstudio.ui.session import Session
 from dpstudio.ui.style import MUTED
@@ -85,11 +85,6 @@ class BudgetPanel(QWidget):
     def _totals_edited(self) -> None:
         self.session.set_total_budget(self.total_eps.value(), self.total_delta.value())
 
-    @property
-    def project_mode(self) -> bool:
-        """Whether the figures are the open project's (else the session's)."""
-        return self.session.project_budget is not None
-
     def figures(self) -> dict[str, float]:
         """Total, spent, this release and remaining ε and δ (remaining after this release)."""
         s = self.session
@@ -98,13 +93,13 @@ class BudgetPanel(QWidget):
             total_e, total_d = pb.total_epsilon, pb.total_delta
             spent_e, spent_d = pb.spent_epsilon, pb.spent_delta
         else:
+            # Real releases are made in a project only: a session spends nothing.
             total_e, total_d = s.total_epsilon, s.total_delta
-            spent_e = sum(e for _, e, _ in s.spent)
-            spent_d = sum(d for _, _, d in s.spent)
+            spent_e = spent_d = 0.0
         this_d = s.delta if s.needs_delta else 0.0
         snapshot = s.settings()
         # The engine object's ε (randomized response with a chosen p fixes its own).
-        this_e = s.epsilon if snapshot is None else compute.release_epsilon(snapshot)
+        this_e = s.epsilon if snapshot is None else release_epsilon(snapshot)
         return {"total_epsilon": total_e, "total_delta": total_d,
                 "spent_epsilon": spent_e, "spent_delta": spent_d,
                 "this_epsilon": this_e, "this_delta": this_d,
@@ -130,7 +125,7 @@ class BudgetPanel(QWidget):
             self.setToolTip(f"Privacy budget of {name} in this session. {SESSION_NOTE}")
             for w, what in ((self.total_eps, "ε"), (self.total_delta, "δ")):
                 w.setToolTip(f"Total {what} you allow for this dataset in this session")
-            releases = len(s.spent)
+            releases = 0
             spent_tip = ("Spent by real releases of this dataset in this session; the "
                          "release being prepared would add the second part")
         else:

@@ -47,8 +47,11 @@ def export_plot(plot_widget: pg.PlotWidget, path: str | os.PathLike[str], *,
     if suffix not in (".png", ".svg"):
         raise ValueError(f"{p.name}: export as .png or .svg, not {suffix or 'no extension'}")
     item = plot_widget.getPlotItem()
-    tmp = p.with_name(f".{p.stem}.{os.getpid()}.{secrets.token_hex(4)}.tmp{suffix}")
-    try:
+    from dpstudio.data.atomic import atomic_path
+
+    # The exporter picks the format from the temporary's suffix: keep it last.
+    name = f".{p.stem}.{os.getpid()}.{secrets.token_hex(4)}.tmp{suffix}"
+    with atomic_path(p, durable=False, tmp_name=name) as tmp:
         if suffix == ".png":
             exporter = ImageExporter(item)
             width = max(1, int(round(item.sceneBoundingRect().width() * scale)))
@@ -58,9 +61,6 @@ def export_plot(plot_widget: pg.PlotWidget, path: str | os.PathLike[str], *,
             _export_svg(item, tmp)
         if not tmp.is_file() or tmp.stat().st_size == 0:
             raise OSError(f"could not write {p.name}")
-        os.replace(tmp, p)
-    finally:
-        tmp.unlink(missing_ok=True)
     return p
 
 

@@ -32,8 +32,8 @@ from PySide6.QtWidgets import (
 
 from dpstudio.project import BudgetState, CumulativePoint, ReleaseRecord
 from dpstudio.ui.plots import add_hint, linear_ticks, style_plot
-from dpstudio.ui.session import QUERY_LABELS
 from dpstudio.ui.style import MUTED
+from dpstudio.ui.texts import QUERY_LABELS
 from dpstudio.ui.utility_plot import trust_colour
 
 __all__ = ["COLUMNS", "LedgerData", "LedgerView", "tamper_text"]

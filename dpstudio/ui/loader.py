@@ -86,11 +86,6 @@ class DatasetLoader(QObject):
     def busy(self) -> bool:
         return self._path is not None
 
-    @property
-    def pending_path(self) -> Path | None:
-        """The file being loaded, if any."""
-        return self._path
-
     def load(self, path: str | os.PathLike[str], *, header: bool = True) -> None:
         """Start loading ``path`` (superseding any load under way); ``header=False`` reads
         the first line as data."""

@@ -27,6 +27,7 @@ from dpstudio.data.dataset import Dataset, open_dataset
 from dpstudio.data.errors import DataError
 from dpstudio.data.loading import FILE_DIALOG_FILTER, SUPPORTED_EXTENSIONS
 from dpstudio.data.samples import SAMPLES, sample_path
+from dpstudio.ui.analysis_jobs import Analysis
 from dpstudio.ui.analysis_panel import AnalysisPanel
 from dpstudio.ui.analysis_view import VIEWS as ANALYSIS_VIEWS
 from dpstudio.ui.analysis_view import AnalysisView
@@ -36,8 +37,8 @@ from dpstudio.ui.loader import DatasetLoader, LoadStatus
 from dpstudio.ui.presentation import PresentationMode
 from dpstudio.ui.project_controller import ProjectController
 from dpstudio.ui.schema_panel import SchemaPanel
-from dpstudio.ui.session import Analysis, Session
-from dpstudio.ui.settings import Settings
+from dpstudio.ui.session import Session
+from dpstudio.ui.settings import AppSettings
 from dpstudio.ui.style import PALETTES, app_icon, apply_palette
 from dpstudio.ui.table_model import DataFrameModel
 
@@ -64,17 +65,17 @@ class MainWindow(QMainWindow):
     """The application window; :meth:`open_path` loads a dataset in the background, keeping
     the old one on error or cancel.
 
-    ``settings`` defaults to :meth:`Settings.load` (``$DPSTUDIO_CONFIG_DIR`` or the platform's
+    ``settings`` defaults to :meth:`AppSettings.load` (``$DPSTUDIO_CONFIG_DIR`` or the platform's
     config folder).
     """
 
     dataset_changed = Signal(object)
 
     def __init__(self, dataset: Dataset | None = None, parent: Any = None,
-                 settings: Settings | None = None) -> None:
+                 settings: AppSettings | None = None) -> None:
         super().__init__(parent)
         self._dataset: Dataset | None = None
-        self.settings = settings if settings is not None else Settings.load()
+        self.settings = settings if settings is not None else AppSettings.load()
         self.setWindowIcon(app_icon())
         self.setDockOptions(QMainWindow.DockOption.AnimatedDocks)
 

@@ -79,11 +79,6 @@ def add_hint(widget: pg.PlotWidget, x: float, y: float, text: str = HINT) -> pg.
     return item
 
 
-def epsilon_ticks(lo: float, hi: float) -> list[list[tuple[float, str]]]:
-    """Log-axis ticks (positions in log10 units): labelled decades, unlabelled 2…9 minors."""
-    return decade_ticks(lo, hi)
-
-
 def _number(v: float) -> str:
     if v >= 1e4 or v < 1e-3:
         mantissa, exponent = f"{v:.0e}".split("e")

@@ -137,9 +137,6 @@ class PresentationMode(QObject):
     def enabled(self) -> bool:
         return self._enabled
 
-    def toggle(self) -> None:
-        self.set_enabled(not self._enabled)
-
     def set_enabled(self, on: bool) -> None:
         on = bool(on)
         if on == self._enabled:

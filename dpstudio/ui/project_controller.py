@@ -25,6 +25,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox
 
+from dpstudio.analysis.resolve import LOCAL_QUERIES, randomizer_privacy
 from dpstudio.data.errors import DataError
 from dpstudio.engine.errors import EngineError
 from dpstudio.engine.local.entries import HISTOGRAM_RANDOMIZERS, MEAN_RANDOMIZERS
@@ -45,7 +46,6 @@ from dpstudio.project import (
     load_spec,
     save_spec,
 )
-from dpstudio.project.values import LOCAL_QUERIES, randomizer_privacy
 from dpstudio.ui.ledger_view import LedgerData
 from dpstudio.ui.project_dialogs import (
     PROJECT_FILTER,
@@ -54,7 +54,8 @@ from dpstudio.ui.project_dialogs import (
     ReleaseDoneDialog,
 )
 from dpstudio.ui.result_panel import RELEASE_TOOLTIP
-from dpstudio.ui.session import TRUST_MODELS, ProjectBudget
+from dpstudio.ui.session import ProjectBudget
+from dpstudio.ui.texts import TRUST_MODELS
 from dpstudio.ui.worker import JobRunner
 
 __all__ = ["SPEC_FILTER", "ProjectController"]
@@ -578,7 +579,7 @@ class ProjectController(QObject):
 
     def _apply_spec(self, spec: ReleaseSpec) -> list[str]:
         """Set the session to the spec's choices; the ones it cannot take are reported."""
-        from dpstudio.ui.schema_panel import format_bound, format_categories
+        from dpstudio.ui.schema_parsing import format_bound, format_categories
 
         s, q = self.session, spec.query
         problems: list[str] = []

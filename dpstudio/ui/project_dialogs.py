@@ -38,8 +38,8 @@ from PySide6.QtWidgets import (
 from dpstudio.engine.registry import REGISTRY
 from dpstudio.project import PROJECT_SUFFIX, ReleaseRecord, ReleaseSpec
 from dpstudio.ui.param_form import ScientificSpinBox, SignificantSpinBox
-from dpstudio.ui.session import GLOSSARY, QUERY_LABELS
 from dpstudio.ui.style import MUTED
+from dpstudio.ui.texts import GLOSSARY, QUERY_LABELS
 
 __all__ = [
     "FORMAT_LABELS",

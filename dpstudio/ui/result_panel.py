@@ -18,10 +18,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from dpstudio.ui.compute import Preview
+from dpstudio.analysis.curves import Preview
 from dpstudio.ui.plots import foreground, linear_ticks, style_plot
-from dpstudio.ui.session import QUERY_LABELS, TRUST_MODELS
 from dpstudio.ui.style import MUTED
+from dpstudio.ui.texts import QUERY_LABELS, TRUST_MODELS
 from dpstudio.ui.utility_plot import trust_colour
 
 __all__ = ["RESULT_TOOLTIP", "RELEASE_TOOLTIP", "ResultPanel"]

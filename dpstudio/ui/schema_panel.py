@@ -20,40 +20,24 @@ hold a 100,000-character name) with the full name in the tooltip.
 
 from __future__ import annotations
 
-import csv
 import html
-import io
-import math
-import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import (
-    QAbstractTableModel,
-    QEvent,
-    QModelIndex,
-    QObject,
-    QPersistentModelIndex,
-    Qt,
-    QTimer,
-    Signal,
-)
-from PySide6.QtGui import QAction, QColor, QFont, QKeySequence, QUndoCommand, QUndoStack
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QApplication,
-    QComboBox,
     QDialog,
     QDialogButtonBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
+    QLineEdit,  # noqa: F401 - the categories' editor, found as schema_panel.QLineEdit
     QMessageBox,
     QSizePolicy,
-    QStyledItemDelegate,
     QTableView,
     QToolButton,
     QVBoxLayout,
@@ -63,201 +47,38 @@ from PySide6.QtWidgets import (
 from dpstudio.data.dataset import Dataset
 from dpstudio.data.errors import DataError, cap_message
 from dpstudio.data.schema import ColumnSpec, ColumnType, Schema, save_schema, sidecar_path
+from dpstudio.ui.schema_delegate import BoundsEditor, SchemaDelegate
+from dpstudio.ui.schema_model import COL_DOMAIN, COL_NAME, COL_TYPE, HEADERS, RowEdit, SchemaModel
+from dpstudio.ui.schema_parsing import (
+    BOUNDS_GUIDANCE,
+    TYPE_LABELS,
+    Row,
+    command_text,
+    describe_row,
+    edit_row,
+    format_bound,
+    suggest_bounds,
+)
 from dpstudio.ui.style import current_palette
-from dpstudio.ui.table_model import PHRASE_CHARS, elide_name, name_tooltip
+from dpstudio.ui.table_model import PHRASE_CHARS, elide_name
 
+# Callers and tests reach the table's pieces (its columns, rows and editors) through the
+# panel's module: some names below are re-exported from the modules that hold them.
 __all__ = [
     "BOUNDS_GUIDANCE",
-    "BoundsEditor",
+    "COL_DOMAIN",
+    "COL_NAME",
+    "COL_TYPE",
     "HEADERS",
+    "BoundsEditor",
     "BoundsHelpDialog",
+    "Row",
     "SchemaModel",
     "SchemaPanel",
     "edit_row",
     "suggest_bounds",
 ]
 
-HEADERS = ("Column", "Type", "Declared")
-COL_NAME, COL_TYPE, COL_DOMAIN = range(3)
-
-UNDECLARED = "undeclared"
-NOT_APPLICABLE = "—"
-TYPE_LABELS = {t: t.label for t in ColumnType}
-
-_Index = QModelIndex | QPersistentModelIndex
-_THOUSANDS_RE = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d*)?")
-
-
-# --- one row of the table, and the pure editing rules --------------------------------------
-
-
-@dataclass(frozen=True)
-class Row:
-    """A column's spec as declared so far.
-
-    ``draft_lower``/``draft_upper`` hold a bound typed while the other is still missing
-    (the spec then has no bounds: a column needs both). ``explicit``: the type comes from
-    the sidecar or the analyst, not a guess. ``stash`` keeps the domain a column had
-    under another type, so switching the type back restores it.
-    """
-
-    spec: ColumnSpec
-    explicit: bool = False
-    draft_lower: float | None = None
-    draft_upper: float | None = None
-    stash: tuple[ColumnSpec, ...] = field(default=())
-
-    @property
-    def lower(self) -> float | None:
-        return self.spec.lower if self.spec.bounds is not None else self.draft_lower
-
-    @property
-    def upper(self) -> float | None:
-        return self.spec.upper if self.spec.bounds is not None else self.draft_upper
-
-    @property
-    def half_declared(self) -> bool:
-        return self.spec.bounds is None and (
-            self.draft_lower is not None or self.draft_upper is not None
-        )
-
-
-def parse_bound(text: str, column: str, which: str) -> float | None:
-    """A bound typed by the analyst: a finite number, or ``None`` for an empty cell."""
-    text = str(text).strip().replace("\u2212", "-")  # a typographic minus
-    if not text:
-        return None
-    candidate = text.replace(",", "") if _THOUSANDS_RE.fullmatch(text) else text
-    try:
-        value = float(candidate.replace("_", ""))
-    except ValueError:
-        raise DataError(f"column '{column}': the {which} bound must be a number, not "
-                        f"'{text}'") from None
-    if not math.isfinite(value):
-        raise DataError(f"column '{column}': the {which} bound must be finite, not {text}")
-    return value
-
-
-def parse_categories(text: str) -> tuple[str, ...]:
-    """Comma-separated names; quote a name that contains a comma: ``"A, B", C``."""
-    text = str(text).strip()
-    if not text:
-        return ()
-    fields = next(csv.reader([text], skipinitialspace=True))
-    return tuple(f.strip() for f in fields if f.strip())
-
-
-def format_categories(categories: tuple[str, ...]) -> str:
-    buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="").writerow(categories)
-    return buffer.getvalue().replace(",", ", ").replace('", "', '", "')
-
-
-def format_bound(value: float | None) -> str:
-    if value is None:
-        return ""
-    return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
-
-
-def _shown(value: float | None) -> str:
-    """A bound for reading: thousands separated ("250,000"), "?" if not declared."""
-    if value is None:
-        return "?"
-    return f"{value:,.0f}" if float(value).is_integer() and abs(value) < 1e15 else f"{value:,g}"
-
-
-def edit_row(row: Row, field_name: str, value: Any) -> Row | None:
-    """``row`` with one field set to ``value`` as typed; ``None`` if nothing changes.
-
-    Raises :class:`DataError` (one line, naming the column) for a value that cannot be
-    declared; ``row`` is never modified.
-    """
-    spec = row.spec
-    name = spec.name
-    shown = elide_name(name, PHRASE_CHARS)  # for messages: a name can be 100,000 long
-    if field_name == "type":
-        kind = _parse_type(value, shown)
-        if kind is spec.type:
-            return None if row.explicit else replace(row, explicit=True)
-        stash = tuple(s for s in row.stash if s.type is not spec.type and s.type is not kind)
-        if spec.is_declared and spec.type is not ColumnType.BOOLEAN:
-            stash += (spec,)
-        restored = next((s for s in row.stash if s.type is kind), None)
-        new_spec = restored or ColumnSpec(name, kind, description=spec.description)
-        return Row(spec=new_spec, explicit=True, stash=stash)
-
-    if field_name in ("lower", "upper", "bounds"):
-        if spec.type is not ColumnType.NUMERIC:
-            raise DataError(f"column '{shown}': bounds only apply to numeric columns, "
-                            f"not {spec.type.label}")
-        if field_name == "bounds":  # both at once: (lower text, upper text)
-            lower_text, upper_text = value
-            lower = parse_bound(lower_text, shown, "lower")
-            upper = parse_bound(upper_text, shown, "upper")
-        else:
-            new = parse_bound(value, shown, field_name)
-            lower = new if field_name == "lower" else row.lower
-            upper = new if field_name == "upper" else row.upper
-        if (lower, upper) == (row.lower, row.upper):
-            return None
-        if lower is not None and upper is not None:
-            bounded = ColumnSpec(name, spec.type, lower=lower, upper=upper,
-                                 description=spec.description)  # raises if reversed
-            return replace(row, spec=bounded, explicit=True, draft_lower=None, draft_upper=None)
-        plain = ColumnSpec(name, spec.type, description=spec.description)
-        return replace(row, spec=plain, explicit=True, draft_lower=lower, draft_upper=upper)
-
-    if field_name == "categories":
-        if spec.type is not ColumnType.CATEGORICAL:
-            raise DataError(f"column '{shown}': categories only apply to categorical columns")
-        categories = parse_categories(value)
-        if categories == spec.categories:
-            return None
-        new_spec = ColumnSpec(name, spec.type, categories=categories,
-                              description=spec.description)  # raises on repeats
-        return replace(row, spec=new_spec, explicit=True)
-
-    raise ValueError(f"unknown field {field_name!r}")
-
-
-def _parse_type(value: Any, column: str) -> ColumnType:
-    if isinstance(value, ColumnType):
-        return value
-    text = str(value).strip().lower()
-    for kind, label in TYPE_LABELS.items():
-        if text == label:
-            return kind
-    return ColumnType.parse(text, column)
-
-
-def describe_row(row: Row) -> str:
-    """What a column declares, for messages: "bounds 0 – 120", "undeclared", …"""
-    spec = row.spec
-    if spec.type is ColumnType.NUMERIC:
-        return f"bounds {spec.domain_text()}" if spec.bounds else "no bounds"
-    if spec.type is ColumnType.CATEGORICAL:
-        return f"categories {spec.domain_text()}" if spec.categories else "no categories"
-    return spec.type.label
-
-
-# --- guidance for bounds (by name and domain knowledge only) -------------------------------
-
-#: (pattern on the column name, lower, upper, reason) — public facts about measurements.
-BOUNDS_GUIDANCE: tuple[tuple[str, float, float, str], ...] = (
-    (r"(^|_)age($|_)|years?_old", 0, 120, "human ages lie between 0 and 120"),
-    (r"per_?week|weekly_hours|hours_week", 0, 168, "a week has 168 hours"),
-    (r"per_?day|daily_hours|hours_day", 0, 24, "a day has 24 hours"),
-    (r"percent|pct|percentage", 0, 100, "a percentage lies between 0 and 100"),
-    (r"proportion|fraction|probability|(^|_)prob($|_)|(^|_)share($|_)", 0, 1,
-     "a proportion lies between 0 and 1"),
-    (r"(^|_)gpa($|_)", 0, 4, "grade point averages are on a 0–4 scale (check your institution's)"),
-    (r"(^|_)bmi($|_)", 12, 60, "body-mass index outside 12–60 kg/m² is clinically implausible"),
-    (r"systolic", 70, 250, "systolic blood pressure is measured within 70–250 mmHg"),
-    (r"diastolic", 40, 150, "diastolic blood pressure is measured within 40–150 mmHg"),
-    (r"(^|_)month($|_)", 1, 12, "months are numbered 1 to 12"),
-    (r"(^|_)(hour|hour_of_day)($|_)", 0, 23, "hours of the day run from 0 to 23"),
-    (r"likert|rating|stars", 1, 5, "a five-point rating scale runs from 1 to 5 (check yours)"),
-)
 
 BOUNDS_HELP_HTML = (
     "<p><b>Bounds are public facts you declare, never read from the data.</b> "
@@ -292,15 +113,6 @@ def _short(text: str, name: str) -> str:
     if len(name) > PHRASE_CHARS:
         text = text.replace(name, elide_name(name, PHRASE_CHARS))
     return cap_message(text, MESSAGE_CHARS)
-
-
-def suggest_bounds(column: str) -> tuple[float, float, str] | None:
-    """A public range suggested by the column's *name* (never its values), if any."""
-    name = column.strip().lower().replace(" ", "_").replace("-", "_")
-    for pattern, lower, upper, reason in BOUNDS_GUIDANCE:
-        if re.search(pattern, name):
-            return float(lower), float(upper), reason
-    return None
 
 
 class BoundsHelpDialog(QDialog):
@@ -351,336 +163,6 @@ class BoundsHelpDialog(QDialog):
         self.accept()
 
 
-# --- the table model -----------------------------------------------------------------------
-
-
-class SchemaModel(QAbstractTableModel):
-    """Rows of :class:`Row`; edits go through ``editor(row, field, value) -> bool``.
-
-    The "Declared" cell's edit value is ``(lower, upper)`` texts for a numeric column
-    (field ``"bounds"``) and the comma-separated categories for a categorical one.
-    """
-
-    def __init__(self, editor: Callable[[int, str, Any], bool], parent: Any = None) -> None:
-        super().__init__(parent)
-        self._rows: list[Row] = []
-        self._editor = editor
-
-    @property
-    def rows(self) -> list[Row]:
-        return list(self._rows)
-
-    def set_rows(self, rows: list[Row]) -> None:
-        self.beginResetModel()
-        self._rows = list(rows)
-        self.endResetModel()
-
-    def set_row(self, i: int, row: Row) -> None:
-        self._rows[i] = row
-        self.dataChanged.emit(self.index(i, 0), self.index(i, len(HEADERS) - 1))
-
-    def replace_rows(self, rows: list[Row]) -> None:
-        """Same columns, new rows: one repaint of what is shown, no reset of the view."""
-        if len(rows) != len(self._rows):
-            raise ValueError("replace_rows keeps the number of rows")
-        self._rows = list(rows)
-        if rows:
-            self.dataChanged.emit(self.index(0, 0),
-                                  self.index(len(rows) - 1, len(HEADERS) - 1))
-
-    def row_at(self, i: int) -> Row:
-        """Row ``i`` (no copy of the whole list, unlike :attr:`rows`)."""
-        return self._rows[i]
-
-    def row_of(self, name: str) -> int:
-        for i, row in enumerate(self._rows):
-            if row.spec.name == name:
-                return i
-        raise KeyError(name)
-
-    # -- Qt ---------------------------------------------------------------------------------
-
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation != Qt.Orientation.Horizontal:
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[section]
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return (
-                "The column's name in the data",
-                "How the mechanisms read the column (double-click to change)",
-                "Public bounds (numeric) or categories (categorical), declared from domain "
-                "knowledge — double-click to edit",
-            )[section]
-        return None
-
-    def flags(self, index: _Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        base = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-        if self._field(self._rows[index.row()], index.column()) is not None:
-            base |= Qt.ItemFlag.ItemIsEditable
-        return base
-
-    @staticmethod
-    def _field(row: Row, column: int) -> str | None:
-        """The field a cell edits, or ``None`` if it is read-only."""
-        if column == COL_TYPE:
-            return "type"
-        if column == COL_DOMAIN:
-            if row.spec.type is ColumnType.NUMERIC:
-                return "bounds"
-            if row.spec.type is ColumnType.CATEGORICAL:
-                return "categories"
-        return None
-
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
-            return None
-        row, column = self._rows[index.row()], index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._display(row, column)
-        if role == Qt.ItemDataRole.EditRole:
-            return self._edit_value(row, column)
-        if role in (Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.AccessibleDescriptionRole):
-            return self._tooltip(row, column)
-        if role == Qt.ItemDataRole.ForegroundRole:
-            return self._foreground(row, column)
-        if role == Qt.ItemDataRole.BackgroundRole:
-            if column == COL_DOMAIN and self._state(row) in ("undeclared", "half"):
-                tint = QColor(current_palette().warning)
-                tint.setAlpha(34)
-                return tint
-            return None
-        if role == Qt.ItemDataRole.FontRole:
-            guessed = column == COL_TYPE and not row.explicit
-            pending = column == COL_DOMAIN and self._state(row) in ("undeclared", "half")
-            if guessed or pending:
-                font = QFont()
-                font.setItalic(True)
-                return font
-            return None
-        return None
-
-    def setData(self, index: _Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
-        if not index.isValid() or role != Qt.ItemDataRole.EditRole:
-            return False
-        field_name = self._field(self._rows[index.row()], index.column())
-        if field_name is None:
-            return False
-        return self._editor(index.row(), field_name, value)
-
-    # -- presentation -------------------------------------------------------------------------
-
-    @staticmethod
-    def _state(row: Row) -> str:
-        """The declared domain: "na", "declared", "undeclared" or "half" (one bound)."""
-        kind = row.spec.type
-        if kind is ColumnType.NUMERIC:
-            if row.spec.bounds is not None:
-                return "declared"
-            return "half" if row.half_declared else "undeclared"
-        if kind is ColumnType.CATEGORICAL:
-            return "declared" if row.spec.categories else "undeclared"
-        return "declared" if kind is ColumnType.BOOLEAN else "na"
-
-    def _display(self, row: Row, column: int) -> str:
-        spec = row.spec
-        if column == COL_NAME:
-            return elide_name(spec.name)  # bounded: Qt lays out the whole text per paint
-        if column == COL_TYPE:
-            return spec.type.label
-        state = self._state(row)
-        if state == "na":
-            return NOT_APPLICABLE
-        if state == "undeclared":
-            return UNDECLARED
-        if spec.type is ColumnType.NUMERIC:
-            return f"{_shown(row.lower)} – {_shown(row.upper)}"
-        return ", ".join(spec.categories)
-
-    def _edit_value(self, row: Row, column: int) -> Any:
-        if column == COL_TYPE:
-            return row.spec.type.label
-        if column == COL_DOMAIN:
-            if row.spec.type is ColumnType.NUMERIC:
-                return (format_bound(row.lower), format_bound(row.upper))
-            return format_categories(row.spec.categories) if row.spec.categories else ""
-        return row.spec.name
-
-    def _tooltip(self, row: Row, column: int) -> str:
-        spec = row.spec
-        if column == COL_NAME:
-            full = name_tooltip(spec.name)
-            return f"{full}\n{spec.description}" if spec.description else full
-        if column == COL_TYPE:
-            if row.explicit:
-                return f"{spec.type.label} (declared)"
-            return f"{spec.type.label}: guessed from the data — confirm or change it"
-        state = self._state(row)
-        if state == "na":
-            return "Free text: not used by the mechanisms"
-        if state == "undeclared":
-            what = "bounds" if spec.type is ColumnType.NUMERIC else "categories"
-            return f"No public {what} declared yet: double-click to declare them"
-        if state == "half":
-            missing = "upper" if row.upper is None else "lower"
-            return f"Declare the {missing} bound too: a numeric column needs both"
-        if spec.type is ColumnType.CATEGORICAL:
-            return "Declared categories:\n" + "\n".join(spec.categories)
-        if spec.type is ColumnType.BOOLEAN:
-            return "A yes/no column: its categories are always yes and no"
-        return f"Declared bounds {spec.domain_text()}: values outside are clipped"
-
-    def _foreground(self, row: Row, column: int) -> QColor | None:
-        palette = current_palette()
-        if column == COL_DOMAIN:
-            state = self._state(row)
-            if state in ("undeclared", "half"):
-                return QColor(palette.warning)
-            if state == "na" or row.spec.type is ColumnType.BOOLEAN:
-                return QColor(palette.muted)
-        if column == COL_TYPE and not row.explicit:
-            return QColor(palette.muted)
-        if column == COL_NAME and row.spec.type is ColumnType.TEXT:
-            return QColor(palette.muted)
-        return None
-
-
-class BoundsEditor(QWidget):
-    """Two fields, lower – upper; ``done`` when Enter is pressed or focus leaves both."""
-
-    done = Signal()
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setAutoFillBackground(True)
-        self.cancelled = False
-        self.lower = QLineEdit(self)
-        self.upper = QLineEdit(self)
-        self.lower.setPlaceholderText("lower")
-        self.upper.setPlaceholderText("upper")
-        dash = QLabel("–", self)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(3)
-        layout.addWidget(self.lower, 1)
-        layout.addWidget(dash)
-        layout.addWidget(self.upper, 1)
-        self.setFocusProxy(self.lower)
-        for edit in (self.lower, self.upper):
-            edit.returnPressed.connect(self.done)
-            edit.installEventFilter(self)
-
-    def texts(self) -> tuple[str, str]:
-        return (self.lower.text(), self.upper.text())
-
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
-        if event.type() == QEvent.Type.FocusOut:
-            QTimer.singleShot(0, self._maybe_done)
-        elif event.type() == QEvent.Type.KeyPress and event.key() == Qt.Key.Key_Escape:
-            self.cancelled = True
-        return False
-
-    def _maybe_done(self) -> None:
-        if not shiboken6.isValid(self):
-            return
-        focus = QApplication.focusWidget()
-        if focus is None or not self.isAncestorOf(focus):
-            self.done.emit()
-
-
-def _edit_value(index: _Index) -> Any:
-    """The model's edit value, asked of the Python model directly: ``QModelIndex.data`` in
-    PySide6 6.12.0 drops a reference to ``None`` whenever a role has no value."""
-    return index.model().data(index, Qt.ItemDataRole.EditRole)
-
-
-class _Delegate(QStyledItemDelegate):
-    """Type: a combo box applied as soon as a type is picked. Declared: the bounds editor
-    for a numeric column, a line edit of categories for a categorical one."""
-
-    def createEditor(self, parent: QWidget, option: Any, index: _Index) -> QWidget:
-        if index.column() == COL_TYPE:
-            combo = QComboBox(parent)
-            combo.addItems(list(TYPE_LABELS.values()))
-            combo.activated.connect(lambda _i, c=combo: self._commit(c))
-            return combo
-        if isinstance(_edit_value(index), tuple):
-            bounds = BoundsEditor(parent)
-            bounds.done.connect(lambda b=bounds: self._commit(b))
-            return bounds
-        editor = QLineEdit(parent)
-        editor.setPlaceholderText("e.g. North, South, East, West")
-        return editor
-
-    def _commit(self, editor: QWidget) -> None:
-        if not shiboken6.isValid(editor) or getattr(editor, "_closing", False):
-            return
-        editor._closing = True
-        self.commitData.emit(editor)
-        self.closeEditor.emit(editor, QStyledItemDelegate.EndEditHint.NoHint)
-
-    def destroyEditor(self, editor: QWidget, index: _Index) -> None:  # noqa: N802
-        editor._closing = True  # the view closed it: a late focus-out must not commit
-        super().destroyEditor(editor, index)
-
-    def setEditorData(self, editor: QWidget, index: _Index) -> None:
-        value = _edit_value(index)
-        if isinstance(editor, QComboBox):
-            editor.setCurrentText(value or "")
-        elif isinstance(editor, BoundsEditor):
-            lower, upper = value
-            editor.lower.setText(lower)
-            editor.upper.setText(upper)
-            editor.lower.selectAll()
-        elif isinstance(editor, QLineEdit):
-            editor.setText(value or "")
-            editor.selectAll()
-
-    def setModelData(self, editor: QWidget, model: Any, index: _Index) -> None:
-        value = _edit_value(index)
-        if isinstance(editor, QComboBox):
-            new: Any = editor.currentText()
-        elif isinstance(editor, BoundsEditor):
-            if editor.cancelled:
-                return
-            new = editor.texts()
-        elif isinstance(editor, QLineEdit):
-            new = editor.text()
-        else:  # pragma: no cover
-            return
-        if new != value:
-            model.setData(index, new, Qt.ItemDataRole.EditRole)
-
-    def updateEditorGeometry(self, editor: QWidget, option: Any, index: _Index) -> None:
-        rect = option.rect.adjusted(0, 0, 0, 0)
-        if isinstance(editor, BoundsEditor):
-            rect.setWidth(max(rect.width(), editor.fontMetrics().horizontalAdvance("0" * 16)))
-        elif isinstance(editor, QComboBox):  # room for the longest type and the arrow
-            rect.setWidth(max(rect.width(), editor.sizeHint().width()))
-        editor.setGeometry(rect)
-
-
-class _RowEdit(QUndoCommand):
-    def __init__(self, panel: SchemaPanel, row: int, before: Row, after: Row, text: str):
-        super().__init__(text)
-        self._panel, self._row, self._before, self._after = panel, row, before, after
-
-    def redo(self) -> None:
-        self._panel._apply_row(self._row, self._after)
-
-    def undo(self) -> None:
-        self._panel._apply_row(self._row, self._before)
-
-
 # --- the panel -----------------------------------------------------------------------------
 
 
@@ -707,7 +189,7 @@ class SchemaPanel(QWidget):
         self.model = SchemaModel(self._edit_from_view, self)
         self.table = QTableView(self)
         self.table.setModel(self.model)
-        self.table.setItemDelegate(_Delegate(self.table))
+        self.table.setItemDelegate(SchemaDelegate(self.table))
         self.table.setAlternatingRowColors(True)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectItems)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -912,8 +394,8 @@ class SchemaPanel(QWidget):
             return True
         self.message.hide()
         self.message.clear()
-        self.undo_stack.push(_RowEdit(self, i, before, after,
-                                      _command_text(before, field_name, value)))
+        self.undo_stack.push(RowEdit(self._apply_row, i, before, after,
+                                     command_text(before, field_name, value)))
         return True
 
     def _apply_row(self, i: int, row: Row) -> None:
@@ -990,8 +472,8 @@ class SchemaPanel(QWidget):
             self._show_message(_short(str(exc), name))
             return False
         after = replace(before, spec=spec, explicit=True, draft_lower=None, draft_upper=None)
-        self.undo_stack.push(_RowEdit(self, i, before, after,
-                                      f"Declare bounds of '{elide_name(name, PHRASE_CHARS)}' "
+        self.undo_stack.push(RowEdit(self._apply_row, i, before, after,
+                                     f"Declare bounds of '{elide_name(name, PHRASE_CHARS)}' "
                                       f"{format_bound(lower)} – {format_bound(upper)}"))
         return True
 
@@ -1048,20 +530,3 @@ class SchemaPanel(QWidget):
         margins = self.layout().contentsMargins()
         scrollbar = self.table.verticalScrollBar().sizeHint().width()
         return needed + scrollbar + 2 * self.table.frameWidth() + margins.left() + margins.right()
-
-
-def _command_text(before: Row, field_name: str, value: Any) -> str:
-    """The undo stack's text (shown in the Undo button's tooltip): names elided."""
-    name = elide_name(before.spec.name, PHRASE_CHARS)
-    if field_name == "type":
-        return f"Set type of '{name}' to {_parse_type(value, before.spec.name).label}"
-    if field_name == "bounds":
-        lower, upper = (str(v).strip() for v in value)
-        if not lower and not upper:
-            return f"Clear bounds of '{name}'"
-        return f"Set bounds of '{name}' to {lower or '?'} – {upper or '?'}"
-    if field_name in ("lower", "upper"):
-        text = str(value).strip()
-        return f"Set {field_name} bound of '{name}' to {text}" if text else (
-            f"Clear {field_name} bound of '{name}'")
-    return f"Set categories of '{name}'"

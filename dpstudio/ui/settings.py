@@ -18,7 +18,6 @@ import binascii
 import copy
 import json
 import os
-import secrets
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -142,8 +141,9 @@ def _unique(items: list[str]) -> list[str]:
 # --- the settings object -------------------------------------------------------------------
 
 
-class Settings:
-    """The settings of one user; :meth:`load` reads them, :meth:`save` writes them.
+class AppSettings:
+    """The application preferences of one user: :meth:`load` reads them, :meth:`save`
+    writes them. (An analysis's choices are :class:`~dpstudio.analysis.choices.Choices`.)
 
     ``warning`` is the one-line reason the file was not used (``None`` if it was, or if
     there was none).
@@ -158,7 +158,7 @@ class Settings:
         self.read_only = False  # a newer version's file: never overwrite it
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str] | None = None) -> Settings:
+    def load(cls, path: str | os.PathLike[str] | None = None) -> AppSettings:
         settings = cls(path)
         p = settings.path
         try:
@@ -187,28 +187,20 @@ class Settings:
         print(f"DP Studio: settings: {self.warning}", file=sys.stderr)
 
     def save(self) -> bool:
-        """Write atomically (temporary file, then rename); ``False`` if it could not be."""
+        """Write atomically (:mod:`dpstudio.data.atomic`); ``False`` if it could not be."""
         if self.read_only:
             return False
         p = self.path
         text = json.dumps(self.data, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
-        tmp: Path | None = None
         try:
+            from dpstudio.data.atomic import write_atomic  # here: dpstudio.data loads pandas
+
             p.parent.mkdir(parents=True, exist_ok=True)
-            tmp = p.with_name(f".{p.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-            with open(tmp, "x", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, p)
-            tmp = None
+            write_atomic(p, text)
             return True
         except OSError as exc:
             self._warn(f"cannot save {p} ({exc.strerror or exc})")
             return False
-        finally:
-            if tmp is not None:
-                tmp.unlink(missing_ok=True)
 
     # -- typed accessors ------------------------------------------------------------------
 

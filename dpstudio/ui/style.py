@@ -21,8 +21,6 @@ ACCENT = "#2563eb"
 GRID_ALPHA = 0.12
 REFERENCE_PEN = pg.mkPen("#9aa1a9", width=1.2, style=pg.QtCore.Qt.PenStyle.DashLine)
 
-PLOT_OPTIONS = {"antialias": True, "background": "w", "foreground": "k"}
-
 _ICON = Path(__file__).resolve().parents[2] / "resources" / "icons" / "dpstudio.svg"
 
 

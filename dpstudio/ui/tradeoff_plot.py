@@ -14,7 +14,7 @@ from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QPainterPath
 from PySide6.QtWidgets import QGraphicsPathItem
 
-from dpstudio.ui.compute import TradeoffResult
+from dpstudio.analysis.curves import TradeoffResult
 from dpstudio.ui.plots import (
     HINT,
     TRADEOFF_TOOLTIP,
@@ -24,8 +24,8 @@ from dpstudio.ui.plots import (
     linear_ticks,
     style_plot,
 )
-from dpstudio.ui.session import GLOSSARY
 from dpstudio.ui.style import REFERENCE_PEN
+from dpstudio.ui.texts import GLOSSARY
 from dpstudio.ui.utility_plot import trust_colour
 
 __all__ = ["TradeoffPlot"]

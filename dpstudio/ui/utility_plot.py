@@ -15,7 +15,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 
-from dpstudio.ui.compute import UtilityResult
+from dpstudio.analysis.curves import UtilityResult
 from dpstudio.ui.plots import (
     EPSILON_RANGE,
     HINT,
@@ -27,8 +27,8 @@ from dpstudio.ui.plots import (
     linear_ticks,
     style_plot,
 )
-from dpstudio.ui.session import TRUST_MODELS
 from dpstudio.ui.style import MUTED, configure_pyqtgraph
+from dpstudio.ui.texts import TRUST_MODELS
 
 __all__ = ["UtilityPlot"]
 

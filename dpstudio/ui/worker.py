@@ -1,7 +1,7 @@
 """Run engine jobs off the UI thread: the newest request wins, results arrive on the UI thread.
 
 Jobs are the engine's pure functions ``fn(*args, state=state)`` (see
-:mod:`dpstudio.engine.jobs`). Each job has a *key* (e.g. ``"utility"``): submitting a new
+:mod:`dpstudio.jobs`). Each job has a *key* (e.g. ``"utility"``): submitting a new
 job with a key cancels the previous one with that key — its ``state.cancelled()`` turns
 true, and whatever it returns is dropped. One worker thread runs them in order (Orange3's
 and napari's pattern), so a stale job that has not started yet costs nothing.
@@ -19,7 +19,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from dpstudio.engine.errors import EngineError
-from dpstudio.engine.jobs import Cancelled
+from dpstudio.jobs import Cancelled
 
 __all__ = ["Coalescer", "JobRunner"]
 

@@ -18,7 +18,7 @@ from dpstudio.data import columns as columns_module
 from dpstudio.data import loading
 from dpstudio.data.dataset import open_dataset
 from dpstudio.data.schema import NO_SPELLINGS, YES_SPELLINGS, ColumnType, guess_type
-from dpstudio.engine.jobs import Cancelled, NullState
+from dpstudio.jobs import Cancelled, NullState
 
 TRICKY = {
     "ints": b"a,b\n1,2\n3,4\n",

@@ -1,28 +1,28 @@
-"""The contract every registered mechanism passes, generated from the registry.
+"""The registry as a container, its entries' metadata, and the one declaration of ε and δ.
 
-Register a mechanism and it gets these tests: calibration against a closed form,
-distribution against its exact law (with a power check that a wrong scale is rejected),
-an empirical privacy audit on neighbouring inputs (with a power check that a
-miscalibrated copy fails it), and refusal of bad parameters.
+The checks every entry passes (calibration, distribution, audit, bad input) are generated
+from the registry in ``tests/engine/contract``; the import structure (no cycle through
+the registry) is checked there too.
 """
 
 import dataclasses
-import math
 
-import numpy as np
 import pytest
-from scipy.stats import chisquare
 
-from dpstudio.engine.audit import epsilon_lower_bound
-from dpstudio.engine.calibration import analytic_gaussian_sigma, classical_gaussian_sigma
-from dpstudio.engine.errors import EngineError, ParameterError
-from dpstudio.engine.registry import REGISTRY, MechanismInfo, Param
-from dpstudio.engine.rng import SimulationSource
-from dpstudio.engine.selection import ExponentialMechanism, PermuteAndFlip
-
-ADDITIVE = [m for m in REGISTRY if m.kind == "additive"]
-SELECTION = [m for m in REGISTRY if m.kind == "selection"]
-ids = lambda m: m.name  # noqa: E731
+from dpstudio.engine import trust_models
+from dpstudio.engine.calibration import validate_delta, validate_epsilon
+from dpstudio.engine.checks import number, positive
+from dpstudio.engine.errors import ParameterError
+from dpstudio.engine.mechanisms import builtin_entries, register_builtins
+from dpstudio.engine.registry import (
+    DELTA,
+    EPSILON,
+    REGISTRY,
+    TRUST_MODELS,
+    MechanismInfo,
+    Param,
+    Registry,
+)
 
 
 def test_registry_has_the_central_mechanisms_and_complete_metadata():
@@ -39,191 +39,44 @@ def test_registry_has_the_central_mechanisms_and_complete_metadata():
         assert m.resolve({}) == {p.name: p.default for p in m.params}
 
 
-def _noise(info: MechanismInfo, sens=1.0, eps=1.0, delta=1e-6, coords=1, **params):
-    given = {"epsilon": eps, **params} | ({"delta": delta} if info.needs_delta else {})
-    fam = info.build(**info.resolve(given))
-    grid = fam.grid(sens, eps, delta, coords)
-    return fam.calibrate(round(sens / grid), grid, eps, delta, coords)
+def test_the_registry_holds_the_builtin_list_in_its_order():
+    assert REGISTRY.names() == [info.name for info in builtin_entries()]
+    assert len(REGISTRY) == len(REGISTRY.names()) >= 21
 
 
-def _reference_scale(info, sens, eps, delta, calibration="analytic"):
-    if info.build(**info.resolve({"epsilon": 1.0} | (
-            {"delta": 1e-6} if info.needs_delta else {}))).family == "laplace":
-        return sens / eps
-    if calibration == "classical":
-        return classical_gaussian_sigma(sens, eps, delta)
-    return analytic_gaussian_sigma(sens, eps, delta)
+def test_trust_models_come_from_the_one_table():
+    assert TRUST_MODELS is trust_models.TRUST_MODELS
+    assert {tm for m in REGISTRY for tm in m.trust_models} <= set(TRUST_MODELS)
+    with pytest.raises(ValueError, match="unknown trust models"):
+        dataclasses.replace(REGISTRY.get("laplace"), trust_models=("cloud",))
 
 
-# (Δ, ε, δ): sensitivities that are whole numbers so every grid represents them exactly.
-CAL_TABLE = [(1.0, 1.0, 1e-6), (4.0, 0.5, 1e-5), (100.0, 0.1, 1e-8), (2.0, 3.0, 1e-7)]
+# The entries whose ε or δ differs from the one declaration, and in what (each says why
+# in a comment where it is declared).
+DEPARTURES = {
+    ("blanket", "epsilon"): {"high"},  # the blanket bound holds for ε ≤ 1 only
+    ("dp_erm_logistic", "delta"): {"default", "low_open", "log_scale", "help"},  # δ = 0: Laplace
+}
 
 
-@pytest.mark.parametrize("info", ADDITIVE, ids=ids)
-@pytest.mark.parametrize("sens,eps,delta", CAL_TABLE)
-def test_additive_calibration_matches_closed_form(info, sens, eps, delta):
-    noise = _noise(info, sens, eps, delta)
-    ref = _reference_scale(info, sens, eps, delta)
-    assert noise.sensitivity_value == sens
-    if noise.family == "laplace":
-        assert noise.noise_scale == pytest.approx(ref, rel=1e-12)
-        assert noise.delta == 0.0 or not info.needs_delta
-    else:
-        # The exact discrete δ may ask for a hair more noise, never less.
-        assert ref * (1 - 1e-9) <= noise.noise_scale <= ref * (1.02 if noise.grid >= 1 else 1.001)
-    assert noise.epsilon == eps
-
-
-@pytest.mark.parametrize("info", [m for m in ADDITIVE if m.needs_delta], ids=ids)
-def test_classical_calibration_option(info):
-    noise = _noise(info, 4.0, 0.5, 1e-5, calibration="classical")
-    ref = classical_gaussian_sigma(4.0, 0.5, 1e-5)
-    assert ref * (1 - 1e-9) <= noise.noise_scale <= ref * 1.02
-    with pytest.raises(ParameterError):
-        _noise(info, 1.0, 2.0, 1e-5, calibration="classical")
-
-
-def _binned_chi2(samples, pmf_fn, center_scale):
-    """χ² of integer samples against a pmf, on ~40 bins of similar expected mass."""
-    half = int(max(40 * center_scale, 60))
-    k = np.arange(-half, half + 1)
-    p = pmf_fn(k)
-    cdf = np.cumsum(p)
-    cuts = np.searchsorted(cdf, np.linspace(0, 1, 41)[1:-1])
-    edges = np.unique(np.concatenate([[-np.inf], k[cuts] + 0.5, [np.inf]]))
-    expected = np.diff(np.concatenate([[0.0], cdf[np.searchsorted(k, edges[1:-1] - 0.5)], [1.0]]))
-    observed = np.histogram(samples, bins=edges)[0]
-    expected = expected * samples.size / expected.sum()
-    return chisquare(observed, expected).pvalue
-
-
-@pytest.mark.parametrize("info", ADDITIVE, ids=ids)
-@pytest.mark.parametrize("eps", [0.5, 2.0])
-def test_additive_distribution_with_power_check(info, eps):
-    noise = _noise(info, 1.0, eps)
-    samples = noise.sample(200_000, SimulationSource(7))
-    assert samples.dtype == np.int64
-    assert _binned_chi2(samples, noise.pmf, noise.scale) > 1e-4
-    for factor in (1.3, 0.7):
-        wrong = dataclasses.replace(noise, scale=noise.scale * factor)
-        assert _binned_chi2(samples, wrong.pmf, noise.scale) < 1e-6, factor
-    # The variance the release reports is the sample's (5 standard errors).
-    var_steps = noise.variance / noise.grid**2
-    se = var_steps * math.sqrt(2.0 / samples.size) * 2  # kurtosis ≤ 6 for these laws
-    assert abs(samples.astype(float).var() - var_steps) < 5 * se
-
-
-@pytest.mark.parametrize("info", ADDITIVE, ids=ids)
-def test_additive_empirical_audit_and_its_power(info):
-    eps = 1.0
-    noise = _noise(info, 1.0, eps, 1e-6)
-    src = SimulationSource(11)
-    n = 100_000
-    d = noise.sample(n, src)
-    d2 = noise.sensitivity + noise.sample(n, src)
-    claimed = epsilon_lower_bound(d, d2, delta=noise.delta)
-    assert claimed.epsilon_lower <= eps
-    # The audit has power: a copy with a third of the noise is caught claiming ε.
-    weak = dataclasses.replace(noise, scale=noise.scale / 3)
-    w = epsilon_lower_bound(weak.sample(n, src), weak.sensitivity + weak.sample(n, src),
-                            delta=noise.delta)
-    assert w.epsilon_lower > eps
-
-
-@pytest.mark.parametrize("info", ADDITIVE, ids=ids)
-@pytest.mark.parametrize("given", [
-    {"epsilon": 0}, {"epsilon": -1}, {"epsilon": float("nan")}, {"epsilon": float("inf")},
-    {"epsilon": "x"}, {"nonsense": 1},
-])
-def test_additive_bad_parameters(info, given):
-    with pytest.raises(ParameterError) as err:
-        info.resolve(given)
-    assert "\n" not in str(err.value)
-
-
-@pytest.mark.parametrize("info", [m for m in ADDITIVE if m.needs_delta], ids=ids)
-@pytest.mark.parametrize("delta", [0.0, 1.0, -1e-9, 1.5])
-def test_additive_bad_delta(info, delta):
-    with pytest.raises(EngineError):
-        fam = info.build(**info.resolve({"epsilon": 1.0}))
-        fam.calibrate(1, 1.0, 1.0, delta)
-
-
-@pytest.mark.parametrize("info", ADDITIVE, ids=ids)
-def test_additive_zero_sensitivity_refused(info):
-    fam = info.build(**info.resolve({}))
-    with pytest.raises(ParameterError):
-        fam.calibrate(0, 1.0, 1.0, 1e-6)
-
-
-# ------------------------------------------------------------------------- selection
-
-SCORES = np.array([0.0, -1.0, -2.0, -0.5, -3.0])
-
-
-def _selector(info, eps=1.0, sens=1.0):
-    return info.build(**info.resolve({"epsilon": eps}), sensitivity=sens)
-
-
-@pytest.mark.parametrize("info", SELECTION, ids=ids)
-def test_selection_calibration_closed_forms(info):
-    mech = _selector(info, eps=1.2)
-    probs = mech.probabilities(SCORES)
-    assert probs.sum() == pytest.approx(1.0, abs=1e-12)
-    if isinstance(mech, ExponentialMechanism):
-        w = np.exp(1.2 * SCORES / 2)
-        np.testing.assert_allclose(probs, w / w.sum(), rtol=1e-12)
-    if isinstance(mech, PermuteAndFlip):
-        # Two candidates with gap g: the worse one wins only when drawn first and accepted.
-        two = mech.probabilities(np.array([0.0, -1.0]))
-        assert two[1] == pytest.approx(math.exp(-1.2 / 2) / 2, rel=1e-12)
-
-
-@pytest.mark.parametrize("info", SELECTION, ids=ids)
-def test_selection_distribution_with_power_check(info):
-    mech = _selector(info, eps=1.0)
-    picks = mech.select(SCORES, SimulationSource(3), size=200_000)
-    observed = np.bincount(picks, minlength=SCORES.size)
-    assert chisquare(observed, mech.probabilities(SCORES) * picks.size).pvalue > 1e-4
-    for factor in (1.3, 0.7):
-        wrong = _selector(info, eps=factor).probabilities(SCORES) * picks.size
-        assert chisquare(observed, wrong).pvalue < 1e-6, factor
-
-
-@pytest.mark.parametrize("info", SELECTION, ids=ids)
-def test_selection_empirical_audit_and_its_power(info):
-    eps = 1.0
-    neighbour = SCORES.copy()
-    neighbour[0] -= 1.0  # one record moves the best score by Δu = 1
-    mech = _selector(info, eps=eps)
-    src = SimulationSource(5)
-    a = mech.select(SCORES, src, size=100_000)
-    b = mech.select(neighbour, src, size=100_000)
-    assert epsilon_lower_bound(a, b, categorical=True).epsilon_lower <= eps
-    loose = _selector(info, eps=eps * 4)  # claims ε but spends 4ε
-    a = loose.select(SCORES, src, size=100_000)
-    b = loose.select(neighbour, src, size=100_000)
-    assert epsilon_lower_bound(a, b, categorical=True).epsilon_lower > eps
-
-
-@pytest.mark.parametrize("info", SELECTION, ids=ids)
-@pytest.mark.parametrize("scores", [np.array([]), np.array([0.0, np.nan]), np.ones((2, 2))])
-def test_selection_bad_scores(info, scores):
-    with pytest.raises(ParameterError):
-        _selector(info).select(scores, SimulationSource(0))
-
-
-@pytest.mark.parametrize("info", SELECTION, ids=ids)
-def test_selection_bad_epsilon(info):
-    with pytest.raises(ParameterError):
-        info.resolve({"epsilon": 0})
-    with pytest.raises(ParameterError):
-        info.build(epsilon=1.0, candidates=10, sensitivity=0.0)
+@pytest.mark.parametrize("name,declared", [("epsilon", EPSILON), ("delta", DELTA)])
+def test_epsilon_and_delta_are_declared_once(name, declared):
+    fields = [f.name for f in dataclasses.fields(Param)]
+    users = 0
+    for info in REGISTRY:
+        if not any(p.name == name for p in info.params):
+            continue
+        users += 1
+        p = info.param(name)
+        differ = {f for f in fields if getattr(p, f) != getattr(declared, f)}
+        assert differ == DEPARTURES.get((info.name, name), set()), info.name
+    assert users >= (len(REGISTRY.names()) if name == "epsilon" else 6)
+    assert declared.label in ("ε", "δ") and declared.help.endswith(".")
 
 
 def test_param_validation_messages():
     p = Param("k", "int", 2, "help", low=2, high=10)
-    assert p.validate("3") == 3
+    assert p.validate("3") == 3 and isinstance(p.validate(4.0), int)
     for bad in (1, 11, 2.5, "x", float("nan")):
         with pytest.raises(ParameterError):
             p.validate(bad)
@@ -232,3 +85,61 @@ def test_param_validation_messages():
         c.validate("z")
     with pytest.raises(ParameterError, match="unknown mechanism"):
         REGISTRY.get("nope")
+
+
+@pytest.mark.parametrize("value", [0, -1, 100.5, float("nan"), float("inf"), "x", None])
+def test_one_range_validator(value):
+    # Param.validate, validate_epsilon and validate_delta all end in checks.number: the
+    # same value gets the same message from each.
+    def message(call, *args, **kwargs):
+        with pytest.raises(ParameterError) as err:
+            call(*args, **kwargs)
+        return str(err.value)
+
+    assert message(EPSILON.validate, value) == message(
+        number, "epsilon", value, low=0.0, low_open=True, high=100.0)
+    if value != 100.5:  # above the form's cap, a valid ε for the engine
+        assert message(validate_epsilon, value) == message(positive, "ε", value)
+    if value != 0:  # δ = 0 is valid
+        assert message(validate_delta, value) == message(
+            number, "δ", value, low=0.0, high=1.0, high_open=True)
+
+
+def test_a_temporary_registry_is_a_plain_container():
+    registry = Registry()
+    assert registry.names() == [] and "laplace" not in registry
+    laplace = REGISTRY.get("laplace")
+    assert registry.register(laplace) is laplace
+    with pytest.raises(ValueError, match="registered twice"):
+        registry.register(laplace)
+    with pytest.raises(ParameterError, match=r"unknown mechanism 'gaussian' \(known: laplace\)"):
+        registry.get("gaussian")
+    assert registry.select(trust_model="central", query="mean") == [laplace]
+    assert registry.select(trust_model="local") == []
+
+
+def test_the_builtins_load_before_a_registration_and_a_failed_load_is_retried():
+    calls = []
+
+    def flaky(registry):
+        calls.append(1)
+        if len(calls) == 1:
+            registry.register(REGISTRY.get("laplace"))
+            raise RuntimeError("import failed")
+        register_builtins(registry)
+
+    registry = Registry(loader=flaky)
+    with pytest.raises(RuntimeError):
+        registry.names()
+    dummy = dataclasses.replace(REGISTRY.get("laplace"), name="dummy")
+    registry.register(dummy)  # loads the built-ins first: nothing half-registered
+    assert registry.names() == REGISTRY.names() + ["dummy"] and len(calls) == 2
+    with pytest.raises(ValueError, match="registered twice"):
+        registry.register(REGISTRY.get("gaussian"))
+
+
+def test_an_entry_checks_its_kind():
+    with pytest.raises(ValueError, match="unknown mechanism kind"):
+        MechanismInfo(name="x", label="x", description="x.", trust_models=("central",),
+                      value_types=("numeric",), kind="oracle", params=(EPSILON,),
+                      factory=lambda **kw: None)

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from dpstudio.engine.errors import QueryError
-from dpstudio.engine.jobs import Cancelled, NullState
 from dpstudio.engine.queries import QuerySpec
 from dpstudio.engine.rng import SimulationSource
 from dpstudio.engine.utility import analytic_curve, monte_carlo_curve, true_value
+from dpstudio.jobs import Cancelled, NullState
 
 RNG = np.random.default_rng(5)
 VALUES = RNG.uniform(0, 100, 2000)  # inside the bounds: no clamping bias

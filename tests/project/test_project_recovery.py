@@ -11,7 +11,7 @@ from dps_project_helpers import assert_consistent, folder_state, make_dataset
 
 from dpstudio.engine.queries import QuerySpec
 from dpstudio.project import Project, ProjectError, ReleaseSpec
-from dpstudio.project import project as project_module
+from dpstudio.project import release as project_module
 from dpstudio.project._fs import ProjectLock
 
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from dps_project_helpers import folder_state, run, write_spec
 
+from dpstudio.engine import queries as engine_queries
 from dpstudio.engine.local.frequency import RandomizedResponse
 from dpstudio.engine.queries import QuerySpec
 from dpstudio.project import BudgetExceededError, Project, ReleaseSpec, load_spec
-from dpstudio.project import project as project_module
 
 FIXTURES = Path(__file__).parent / "fixtures"
 #: The randomizer's own ε for p = 3/4: ln 3 rounded up to a float (engine).
@@ -103,14 +103,14 @@ def test_the_charge_comes_from_the_engine_result_object(env, monkeypatch):
     """If the engine object that drew the noise spends more than was planned, that is what
     is charged and written; if it no longer fits, nothing is charged or written."""
     tmp, data, project, out = env
-    real = project_module.engine_release
+    real = engine_queries.release
 
     def spends_more(values, query, source):
         result = real(values, query, source)
         result.epsilon = 2.5  # e.g. a mechanism whose claim differs from the spec's ε
         return result
 
-    monkeypatch.setattr(project_module, "engine_release", spends_more)
+    monkeypatch.setattr(engine_queries, "release", spends_more)
     central = ReleaseSpec(dataset=str(data), report=True, script=True, query=QuerySpec(
         query="count", mechanism="laplace", epsilon=0.5, relation="replace", column="smoker"))
     with Project.open(project) as p:

@@ -141,7 +141,7 @@ def test_recovery_and_aborts_keep_the_chain_intact(tmp_path, monkeypatch):
     tampering: the chain covers the charge, which they never change."""
     from dpstudio.engine.queries import QuerySpec
     from dpstudio.project import ProjectError, ReleaseSpec
-    from dpstudio.project import project as project_module
+    from dpstudio.project import release as project_module
 
     data = make_dataset(tmp_path)
     spec = ReleaseSpec(dataset=str(data), query=QuerySpec(query="sum", mechanism="laplace",

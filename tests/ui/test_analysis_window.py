@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from PySide6.QtWidgets import QCheckBox, QComboBox, QSpinBox
 
+from dpstudio.analysis import utility as compute
 from dpstudio.data import open_dataset, sample_path
-from dpstudio.engine.jobs import check
 from dpstudio.engine.registry import REGISTRY
-from dpstudio.ui import compute
-from dpstudio.ui import session as session_module
+from dpstudio.jobs import check
+from dpstudio.ui import analysis_jobs as session_module
 from dpstudio.ui.main_window import MainWindow
 from dpstudio.ui.param_form import LogSliderSpin, SignificantSpinBox
 from dpstudio.ui.result_panel import RELEASE_TOOLTIP

@@ -161,7 +161,7 @@ def test_too_small_an_epsilon_discovers_nothing_and_says_so(window, qtbot):
 def test_a_text_column_is_picked_from_the_columns_panel(window, qtbot):
     """Clicking the free-text column in the Columns panel selects it for analysis (before:
     text rows were skipped), and the plot shows why it has no simulated points."""
-    from dpstudio.ui.compute import HEAVY_HITTERS_NOTE
+    from dpstudio.analysis.utility import HEAVY_HITTERS_NOTE
 
     panel, s = window.analysis_panel, window.session
     qtbot.mouseClick(panel.trust_buttons["local"], Qt.MouseButton.LeftButton)

@@ -10,7 +10,7 @@ from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from dpstudio.data import open_dataset, sample_path
-from dpstudio.engine.jobs import check
+from dpstudio.jobs import check
 from dpstudio.ui.loader import DatasetLoader
 
 

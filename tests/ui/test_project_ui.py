@@ -522,7 +522,7 @@ def test_an_edited_ledger_is_shown_and_refused_until_acknowledged(window, qtbot,
 def test_every_epsilon_shown_for_rr_with_p_is_the_randomizers(window, qtbot):
     """Before a release too: with p = 0.75 the budget panel's "this release" and the
     trade-off plot's (ε, δ) bound say ln 3 ≈ 1.099, not the slider's 1."""
-    from dpstudio.ui import compute
+    from dpstudio.analysis import privacy as compute
 
     s = window.session
     _local_histogram(s, "cheated_on_exam", "rr")

@@ -17,10 +17,10 @@ from dpstudio.ui.settings import (
     DEFAULTS,
     MAX_RECENT,
     SCHEMA_VERSION,
-    Settings,
     config_dir,
     migrate,
 )
+from dpstudio.ui.settings import AppSettings as Settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import QCoreApplication
 
 from dpstudio.engine.errors import QueryError
-from dpstudio.engine.jobs import check
+from dpstudio.jobs import check
 from dpstudio.ui.worker import Coalescer, JobRunner
 
 

@@ -1,5 +1,10 @@
 """Privacy-loss distributions (PLDs) on a uniform grid, composed by FFT.
 
+One module, though long, because it is one algorithm under one invariant: the grid, its
+discretizations, truncation, FFT composition and the mechanisms' PLDs each keep "δ(ε)
+only goes up", argued once below; split apart, the argument would sit away from the code
+it covers.
+
 The PLD of a pair (P, Q) is the law of the privacy loss L = ln(P(o)/Q(o)) for o ~ P, with
 an atom at +∞ of mass P(Q = 0). Its hockey-stick curve
 
@@ -57,6 +62,7 @@ from dpstudio.engine.calibration import validate_delta, validate_epsilon, valida
 from dpstudio.engine.checks import count, non_negative, positive
 from dpstudio.engine.checks import sample_rate as sample_rate_checked
 from dpstudio.engine.errors import ParameterError
+from dpstudio.jobs import State, check, scaled
 
 __all__ = [
     "DEFAULT_TAIL_MASS_TRUNCATION",
@@ -325,15 +331,19 @@ def _convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def _compose(a: _Pmf, b: _Pmf, tail: float) -> _Pmf:
+def _compose(a: _Pmf, b: _Pmf, tail: float, state: State | None = None) -> _Pmf:
+    check(state)
     if a.h != b.h:
         h = max(a.h, b.h)
         a, b = _regrid(a, h), _regrid(b, h)
+    check(state)
     probs = _convolve(a.probs, b.probs)
     inf_mass = a.inf_mass + b.inf_mass - a.inf_mass * b.inf_mass
     out = _truncate(_Pmf(a.h, a.offset + b.offset, probs, inf_mass), tail)
     if out.probs.size > MAX_GRID:
         out = _regrid(out, out.h * math.ceil(out.probs.size / (MAX_GRID - 8)))
+    if state is not None:
+        state.progress(1.0, "composed")
     return out
 
 
@@ -418,11 +428,15 @@ def _power(x: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-def _self_compose(pmf: _Pmf, k: int, tail: float) -> _Pmf:
+def _self_compose(pmf: _Pmf, k: int, tail: float, state: State | None = None) -> _Pmf:
     """k-fold composition by one FFT power: cost O(W log W) for an output window of W
     points, whatever k is (W grows like √k; past MAX_COMPOSED_GRID the grid is coarsened,
-    which bounds the cost for every k)."""
+    which bounds the cost for every k). ``state`` is checked before each FFT stage and
+    told the progress after it."""
+    check(state)
     if k == 1:
+        if state is not None:
+            state.progress(1.0, "composed")
         return pmf
     pmf = _trim(pmf)
     fin = float(pmf.probs.sum())
@@ -445,21 +459,38 @@ def _self_compose(pmf: _Pmf, k: int, tail: float) -> _Pmf:
             # Every step (composition, regrid, truncation) only raises δ(ε).
             m = math.isqrt(k)
             q, r = divmod(k, m)
-            out = _self_compose(_self_compose(pmf, m, tail), q, tail)
-            return out if r == 0 else _compose(out, _self_compose(pmf, r, tail), tail)
+            first = _self_compose(pmf, m, tail, scaled(state, 0.0, 0.4))
+            if r == 0:
+                return _self_compose(first, q, tail, scaled(state, 0.4, 1.0))
+            out = _self_compose(first, q, tail, scaled(state, 0.4, 0.8))
+            rest = _self_compose(pmf, r, tail, scaled(state, 0.8, 0.95))
+            return _compose(out, rest, tail, scaled(state, 0.95, 1.0))
         coarser = _regrid(pmf, pmf.h * factor)
-        return _self_compose(coarser, k, tail)
+        return _self_compose(coarser, k, tail, state)
     n = pmf.probs.size
     size = sp_fft.next_fast_len(max(width, n), real=True)
+    check(state)
     spectrum = sp_fft.rfft(pmf.probs, size)
-    dense = sp_fft.irfft(_power(spectrum, k), size)
+    if state is not None:
+        state.progress(0.3, "FFT")
+    check(state)
+    powered = _power(spectrum, k)
+    if state is not None:
+        state.progress(0.6, "FFT power")
+    check(state)
+    dense = sp_fft.irfft(powered, size)
+    if state is not None:
+        state.progress(0.9, "inverse FFT")
     # Sums whose index lies outside [a, b] wrap around into the window: their mass (≤ the
     # Chernoff bounds) is also counted where it belongs, on +∞ or on the lowest point.
     start = (a - k * pmf.offset) % size
     window = np.take(dense, (start + np.arange(width)) % size)
     window = np.maximum(window, 0.0)
     window[0] += dn_bound
-    return _truncate(_Pmf(pmf.h, a, window, inf_mass + up_bound), tail)
+    out = _truncate(_Pmf(pmf.h, a, window, inf_mass + up_bound), tail)
+    if state is not None:
+        state.progress(1.0, "composed")
+    return out
 
 
 # --------------------------------------------------------------------- mechanisms
@@ -598,7 +629,7 @@ class PLD:
 
     # ------------------------------------------------------------------ composition
 
-    def compose(self, other: PLD) -> PLD:
+    def compose(self, other: PLD, state: State | None = None) -> PLD:
         """PLD of running this mechanism and ``other`` on the same data (independent noise).
 
         Parameters
@@ -606,21 +637,34 @@ class PLD:
         other : PLD
             Grids of different steps are first brought to the coarser step
             (pessimistically).
+        state : State, optional
+            The job's state (:mod:`~dpstudio.jobs`): cancellation checked before
+            each convolution, progress after each direction.
 
         Returns
         -------
         PLD
+
+        Raises
+        ------
+        ParameterError
+            If ``other`` is not a PLD.
+        Cancelled
+            If ``state`` is cancelled.
         """
         if not isinstance(other, PLD):
             raise ParameterError(f"can only compose a PLD with a PLD, got {type(other).__name__}")
         tail = min(self._tail, other._tail)
-        remove = _compose(self._remove, other._remove, tail)
-        if self.symmetric and other.symmetric:
+        both = not (self.symmetric and other.symmetric)
+        remove = _compose(self._remove, other._remove, tail,
+                          scaled(state, 0.0, 0.5 if both else 1.0))
+        if not both:
             return PLD(remove, None, tail)
-        add = _compose(self._add or self._remove, other._add or other._remove, tail)
+        add = _compose(self._add or self._remove, other._add or other._remove, tail,
+                       scaled(state, 0.5, 1.0))
         return PLD(remove, add, tail)
 
-    def self_compose(self, k: int) -> PLD:
+    def self_compose(self, k: int, state: State | None = None) -> PLD:
         """PLD of k independent runs of this mechanism.
 
         Computed by raising the FFT of the grid to the k-th power: the cost depends on the
@@ -631,10 +675,21 @@ class PLD:
         ----------
         k : int
             Number of runs, ≥ 1.
+        state : State, optional
+            The job's state (:mod:`~dpstudio.jobs`): cancellation checked before
+            each FFT stage, progress after each (each direction of an asymmetric PLD
+            takes half).
 
         Returns
         -------
         PLD
+
+        Raises
+        ------
+        ParameterError
+            If k is not a positive integer or exceeds 2^40.
+        Cancelled
+            If ``state`` is cancelled.
         """
         k = count("the number of compositions", k)
         if k > MAX_SELF_COMPOSE:
@@ -643,8 +698,12 @@ class PLD:
             raise ParameterError(
                 f"the PLD accountant composes at most 2^40 ≈ {MAX_SELF_COMPOSE:.3g} runs, "
                 f"got {k}; use the RDP accountant (--method rdp) for more")
-        remove = _self_compose(self._remove, k, self._tail)
-        add = None if self._add is None else _self_compose(self._add, k, self._tail)
+        half = 1.0 if self._add is None else 0.5
+        remove = _self_compose(self._remove, k, self._tail, scaled(state, 0.0, half))
+        add = (None if self._add is None
+               else _self_compose(self._add, k, self._tail, scaled(state, 0.5, 1.0)))
+        if state is not None:  # the short paths (k = 1, a point mass) report nothing
+            state.progress(1.0, "composed")
         return PLD(remove, add, self._tail)
 
     # ------------------------------------------------------------------ read-out

@@ -29,45 +29,12 @@ with random relabelling — so each client has k = O(log n) neighbours, shares i
 secrets t-out-of-k among them only, and computes k edge masks instead of n − 1. The
 cost is O(n·k) PRF blocks and O(n) memory instead of O(n²).
 
-Security statement of the sparse graph. Let γ (``corrupt_fraction``, default 0.1) and δ
-(``dropout_fraction``: the planned dropout tolerance over n) bound the fractions of
-clients that collude with the server and that drop out, both chosen *independently of the
-graph* (static corruption; the graph's randomness is the server's, and it is honest but
-curious; the simulation drops clients uniformly at random). The planned δ is below 1/2
-(:mod:`~dpstudio.engine.distributed.secure_sum` checks it). :func:`sparse_graph_parameters`
-picks the smallest even k and a threshold t such that, with ⌊γn⌋ corrupt and ⌊δn⌋ dropped
-clients (fewer only help):
-
-(i)   the graph minus the corrupt and dropped clients stays connected, except with
-      probability ≤ n·C(⌊(γ+δ)n⌋, k/2)/C(n, k/2) ≤ 2^−σ — it can only break where k/2
-      consecutive places on the circle are all removed (union bound over the n places);
-(ii)  no client has t or more corrupt neighbours, except with probability ≤ 2^−σ
-      (hypergeometric tail: a client's k neighbours are a uniformly random k-subset of
-      the others; union bound over the n clients);
-(iii) every client keeps at least t surviving neighbours, except with probability
-      ≤ 2^−η (same tail, for the dropped).
-
-with σ = η = 40. Given (i) and (ii), the server and the corrupt clients together learn
-nothing about the honest survivors' inputs beyond their sum — the masks on the edges
-between honest survivors, a connected graph, are unknown to them and hide every partial
-sum — which is Bonawitz et al.'s guarantee; (iii) is what lets the server unmask
-(correctness). The statement is computational (ChaCha20 as a PRF, a secure key
-agreement) and for a semi-honest server: a malicious server that lies about the graph or
-about who dropped needs Bell et al.'s malicious variant, which is not simulated here.
-:func:`sparse_graph_parameters` follows the structure of their analysis (graph,
-threshold, three events) with our own tail computations; for γ = 0.1 and no planned
-dropouts it gives k = 32–38 for n from 2·10³ to 10⁶.
-
-PRFs
-----
-The PRF expands the **full** 256-bit seed with a real cryptographic function, with a
-domain-separation label per use (pair masks, self masks): ChaCha20 (RFC 8439; the
-default) implemented here in numpy, vectorized over many keys — 20 rounds of 32-bit
-add/rotate/xor on arrays of key lanes, processed in chunks to bound memory — or, on a
-slow path kept for cross-checking, SHAKE-128 (``hashlib``) or AES-256-CTR
-(``cryptography``), one call per seed. Masks are 64-bit words (little-endian keystream
-bytes) reduced modulo 2^b, which is exact since 2^b divides 2^64; client totals are
-accumulated with ``np.add.at`` on uint64, whose arithmetic wraps modulo 2^64.
+The degree k and threshold t of the sparse graph, and the security statement they meet
+(against a semi-honest server colluding with a fraction γ of the clients, with up to a
+planned fraction of dropouts), are in :mod:`~dpstudio.engine.distributed.sparse_graph`.
+The masks are expanded from the seeds by a real PRF (ChaCha20 by default,
+:mod:`~dpstudio.engine.distributed.prf`); client totals are accumulated with
+``np.add.at`` on uint64, whose arithmetic wraps modulo 2^64.
 
 What is simplified, and what a deployment does instead:
 
@@ -84,23 +51,42 @@ What is simplified, and what a deployment does instead:
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-from scipy.special import gammaln
 
 from dpstudio.engine import sampling
+from dpstudio.engine.distributed.prf import (
+    _LANES,
+    _PAIR_LABEL,
+    _SELF_LABEL,
+    DEFAULT_PRF,
+    PRFS,
+    _expand_many,
+    chacha20_blocks,
+    chacha20_encrypt,
+    expand_seed,
+)
+from dpstudio.engine.distributed.sparse_graph import (
+    DEFAULT_CORRUPT_FRACTION,
+    ETA,
+    SIGMA,
+    sparse_graph_parameters,
+)
 from dpstudio.engine.errors import ParameterError, QueryError
 from dpstudio.engine.rng import Source
+from dpstudio.jobs import State, check, scaled
 
 __all__ = [
+    "DEFAULT_CORRUPT_FRACTION",
     "DEFAULT_PRF",
+    "ETA",
     "GRAPHS",
     "PRFS",
+    "SIGMA",
     "SPARSE_ABOVE",
     "Reveal",
     "SecAggSession",
@@ -111,309 +97,14 @@ __all__ = [
     "sparse_graph_parameters",
 ]
 
-PRFS = ("chacha20", "shake128", "aes256ctr")
-DEFAULT_PRF = "chacha20"
 GRAPHS = ("auto", "complete", "harary")
 #: Above this many clients, ``graph="auto"`` masks over the sparse (Harary) graph.
 SPARSE_ABOVE = 512
-#: Default bound on the fraction of clients colluding with the server (sparse graph).
-DEFAULT_CORRUPT_FRACTION = 0.1
-#: Statistical security and correctness parameters of the sparse graph (failure ≤ 2^−40).
-SIGMA = 40
-ETA = 40
 # Largest complete graph: n(n − 1)/2 edges must index 32-bit ChaCha20 counters (2 per block).
 _MAX_COMPLETE = 1 << 16
 
-_PAIR_LABEL = b"dpstudio/secagg/pair-mask/v1"
-_SELF_LABEL = b"dpstudio/secagg/self-mask/v1"
 _AGREE_LABEL = b"dpstudio/secagg/key-agreement/v1"
 _AGREE_PREFIX = hashlib.sha256(_AGREE_LABEL).digest()[:8]
-
-# --------------------------------------------------------------------------- ChaCha20
-
-_CONSTANTS = np.array([0x61707865, 0x3320646E, 0x79622D32, 0x6B206574], dtype=np.uint32)
-# Key lanes per pass of the round function: 16 state rows of 8192 uint32 (512 KiB) stay in
-# cache, and each numpy call covers 4 × 8192 words, so call overhead stays small.
-_LANES = 8192
-
-
-def _nonce_words(nonce) -> np.ndarray:
-    """A 96-bit nonce as 3 little-endian uint32 words: (3,) or, per lane, (3, L)."""
-    if isinstance(nonce, (bytes, bytearray)):
-        if len(nonce) != 12:
-            raise ParameterError("a ChaCha20 nonce is 12 bytes (96 bits)")
-        return np.frombuffer(bytes(nonce), dtype="<u4").astype(np.uint32)
-    return np.asarray(nonce, dtype=np.uint32)
-
-
-def _label_nonce(label: bytes) -> np.ndarray:
-    return _nonce_words(hashlib.sha256(label).digest()[:12])
-
-
-def _rotl(v: np.ndarray, r: int, tmp: np.ndarray) -> None:
-    np.left_shift(v, r, out=tmp)
-    np.right_shift(v, 32 - r, out=v)
-    np.bitwise_or(v, tmp, out=v)
-
-
-def _shifted(f, x: np.ndarray, y: np.ndarray) -> None:
-    """x[m] ⊕= y[(m + 1) mod 4] for (4, L) blocks of rows (the diagonal round's pairing)."""
-    f(x[0:3], y[1:4], out=x[0:3])
-    f(x[3], y[0], out=x[3])
-
-
-def _chacha_rounds(state: np.ndarray) -> None:
-    """The 20 rounds of ChaCha20, in place, on a (16, L) uint32 state (one lane per column).
-
-    Rows 0–3, 4–7, 8–11 and 12–15 hold the words a, b, c, d of the four column quarter
-    rounds, which therefore run as one vectorized quarter round on (4, L) blocks. The
-    diagonal round pairs a[m] with b[m+1], c[m+2], d[m+3]: each of its two-operand steps
-    pairs rows shifted by one (mod 4), done as two slices — no copies.
-    """
-    a, b, c, d = state[0:4], state[4:8], state[8:12], state[12:16]
-    tmp = np.empty_like(a)
-    add, xor = np.add, np.bitwise_xor
-    for _ in range(10):
-        add(a, b, out=a)
-        xor(d, a, out=d)
-        _rotl(d, 16, tmp)
-        add(c, d, out=c)
-        xor(b, c, out=b)
-        _rotl(b, 12, tmp)
-        add(a, b, out=a)
-        xor(d, a, out=d)
-        _rotl(d, 8, tmp)
-        add(c, d, out=c)
-        xor(b, c, out=b)
-        _rotl(b, 7, tmp)
-        # Diagonal round: (a0, b1, c2, d3), (a1, b2, c3, d0), ... every operand pair is
-        # (x[m], y[m + 1]): a += b, d ^= a (d3 with a0), c += d (c2 with d3), b ^= c.
-        _shifted(add, a, b)
-        _shifted(xor, d, a)
-        _rotl(d, 16, tmp)
-        _shifted(add, c, d)
-        _shifted(xor, b, c)
-        _rotl(b, 12, tmp)
-        _shifted(add, a, b)
-        _shifted(xor, d, a)
-        _rotl(d, 8, tmp)
-        _shifted(add, c, d)
-        _shifted(xor, b, c)
-        _rotl(b, 7, tmp)
-
-
-def _blocks_t(keys_t: np.ndarray, counters: np.ndarray, nonce: np.ndarray) -> np.ndarray:
-    """ChaCha20 blocks as a (16, L) uint32 array: keys (8, L) or (8, 1), counters (L,),
-    nonce (3,) or (3, L). Lanes are processed :data:`_LANES` at a time."""
-    lanes = counters.shape[0]
-    out = np.empty((16, lanes), dtype=np.uint32)
-    nonce = nonce.reshape(3, -1)
-    for s in range(0, lanes, _LANES):
-        e = min(s + _LANES, lanes)
-        init = np.empty((16, e - s), dtype=np.uint32)
-        init[0:4] = _CONSTANTS[:, None]
-        init[4:12] = keys_t[:, s:e] if keys_t.shape[1] > 1 else keys_t
-        init[12] = counters[s:e]
-        init[13:16] = nonce[:, s:e] if nonce.shape[1] > 1 else nonce
-        state = init.copy()
-        _chacha_rounds(state)
-        np.add(state, init, out=out[:, s:e])  # uint32 arithmetic wraps modulo 2^32
-    return out
-
-
-def _key_words(keys) -> np.ndarray:
-    """256-bit keys as (L, 8) uint32 words: from 32-byte strings, (L, 32) uint8 rows or
-    (L, 8) words (little-endian, as RFC 8439 reads the key)."""
-    if isinstance(keys, (bytes, bytearray)):
-        keys = np.frombuffer(bytes(keys), dtype=np.uint8).reshape(1, -1)
-    k = np.asarray(keys)
-    if k.ndim == 1:
-        k = k.reshape(1, -1)
-    if k.dtype == np.uint8 and k.shape[1] == 32:
-        return np.ascontiguousarray(k).view("<u4").astype(np.uint32)
-    if k.dtype == np.uint32 and k.shape[1] == 8:
-        return k
-    raise ParameterError("ChaCha20 keys are 32 bytes (256 bits) each")
-
-
-def chacha20_blocks(keys, counters, nonce) -> np.ndarray:
-    """The ChaCha20 block function (RFC 8439 §2.3) for many keys at once.
-
-    ``keys``: one 32-byte key or L of them ((L, 32) uint8 or (L, 8) uint32 words);
-    ``counters``: block counters (scalar or (L,), 32 bits); ``nonce``: 12 bytes, or
-    (3,)/(L, 3) uint32 words. Returns (L, 16) uint32: the serialized block of lane ℓ is
-    ``out[ℓ].astype('<u4').tobytes()``.
-    """
-    k = _key_words(keys)
-    ctr = np.asarray(counters)
-    if np.any(ctr < 0) or np.any(ctr > 0xFFFFFFFF):
-        raise ParameterError("ChaCha20 block counters are 32-bit")
-    nw = _nonce_words(nonce)
-    lanes = max(k.shape[0], ctr.size, nw.shape[0] if nw.ndim == 2 else 1)
-    ctr = np.broadcast_to(ctr.astype(np.uint32), (lanes,))
-    keys_t = np.ascontiguousarray(k.T) if k.shape[0] == lanes else k[0].reshape(8, 1)
-    nonce_t = np.ascontiguousarray(nw.T) if nw.ndim == 2 else nw
-    return _blocks_t(keys_t, ctr, nonce_t).T
-
-
-def chacha20_encrypt(key: bytes, counter: int, nonce: bytes, data: bytes) -> bytes:
-    """ChaCha20 encryption (RFC 8439 §2.4): ``data`` XOR the keystream from block
-    ``counter`` on."""
-    blocks = -(-len(data) // 64)
-    if counter < 0 or counter + blocks > 1 << 32:
-        raise ParameterError("the ChaCha20 block counter would pass 2^32")
-    stream = chacha20_blocks(key, np.arange(counter, counter + blocks, dtype=np.int64), nonce)
-    ks = np.frombuffer(stream.astype("<u4").tobytes()[: len(data)], dtype=np.uint8)
-    return (np.frombuffer(bytes(data), dtype=np.uint8) ^ ks).tobytes()
-
-
-def _words64(state: np.ndarray, words: int) -> np.ndarray:
-    """The first ``words`` 64-bit little-endian keystream words of (16, L) blocks: (words, L)."""
-    lo = state[0 : 2 * words : 2].astype(np.uint64)
-    hi = state[1 : 2 * words : 2].astype(np.uint64)
-    return lo | (hi << np.uint64(32))
-
-
-def _chacha_words(keys: np.ndarray, words: int, nonce: np.ndarray) -> np.ndarray:
-    """``words`` 64-bit keystream words (counter 0, 1, …) per key: keys (m, 8) uint32 →
-    (m, words) uint64."""
-    m = keys.shape[0]
-    per = -(-int(words) // 8)  # blocks per key
-    if per == 1:
-        return _words64(_blocks_t(np.ascontiguousarray(keys.T), np.zeros(m, np.uint32),
-                                  nonce), words).T
-    keys_t = np.ascontiguousarray(np.repeat(keys, per, axis=0).T)
-    ctr = np.tile(np.arange(per, dtype=np.uint32), m)
-    w = _words64(_blocks_t(keys_t, ctr, nonce), 8)  # (8, m·per)
-    return w.T.reshape(m, per * 8)[:, :words]
-
-
-def expand_seed(seed: bytes, words: int, prf: str = DEFAULT_PRF, label: bytes = _PAIR_LABEL
-                ) -> np.ndarray:
-    """``words`` pseudorandom 64-bit words from a 32-byte seed (uint64 array).
-
-    ChaCha20 keyed with the seed, nonce = the first 12 bytes of SHA-256(label), counter
-    from 0; SHAKE-128 over ``label ‖ seed``; or the AES-256-CTR keystream under key
-    ``seed`` with the first 16 bytes of SHA-256(label) as the initial counter block.
-    Words are the keystream's bytes read as little-endian 64-bit integers.
-    """
-    if len(seed) != 32:
-        raise ParameterError("a mask seed must be 32 bytes (256 bits)")
-    nbytes = 8 * int(words)
-    if prf == "chacha20":
-        return _chacha_words(_key_words(seed), int(words), _label_nonce(label))[0].copy()
-    if prf == "shake128":
-        stream = hashlib.shake_128(label + seed).digest(nbytes)
-    elif prf == "aes256ctr":
-        nonce = hashlib.sha256(label).digest()[:16]
-        stream = Cipher(algorithms.AES(seed), modes.CTR(nonce)).encryptor().update(bytes(nbytes))
-    else:
-        raise ParameterError(f"prf must be one of {', '.join(PRFS)}; got {prf!r}")
-    return np.frombuffer(stream, dtype="<u8").astype(np.uint64)
-
-
-def _expand_many(seeds: np.ndarray, words: int, prf: str, label: bytes) -> np.ndarray:
-    """Mask words for many seeds, (m, 8) uint32 words → (m, words) uint64: vectorized
-    ChaCha20, or one SHAKE-128/AES call per seed (the slow path, for cross-checks)."""
-    if prf == "chacha20":
-        return _chacha_words(seeds, words, _label_nonce(label))
-    raw = seeds.astype("<u4").view(np.uint8).reshape(-1, 32)
-    out = np.empty((seeds.shape[0], words), dtype=np.uint64)
-    for r in range(seeds.shape[0]):
-        out[r] = expand_seed(raw[r].tobytes(), words, prf, label)
-    return out
-
-
-# ---------------------------------------------------------------------- graph sizing
-
-
-def _log_comb(a, b):
-    return gammaln(np.add(a, 1.0)) - gammaln(np.add(b, 1.0)) - gammaln(np.subtract(a, b) + 1.0)
-
-
-def _hypergeom_sf(population: int, marked: int, draws: int) -> np.ndarray:
-    """P(X ≥ t) for t = 0 … draws + 1, X the marked items among ``draws`` taken without
-    replacement from ``population`` (log-space pmf, tail sums from the far end)."""
-    x = np.arange(draws + 1, dtype=np.float64)
-    lo, hi = max(0, draws - (population - marked)), min(marked, draws)
-    ok = (x >= lo) & (x <= hi)
-    logp = np.full(x.shape, -np.inf)
-    xs = x[ok]
-    logp[ok] = (_log_comb(marked, xs) + _log_comb(population - marked, draws - xs)
-                - _log_comb(population, draws))
-    tail = np.cumsum(np.exp(logp)[::-1])[::-1]
-    return np.concatenate([tail, [0.0]])
-
-
-def _threshold_for(n: int, corrupt: int, dropped: int, k: int, sigma: int, eta: int
-                   ) -> int | None:
-    """A threshold t meeting events (ii) and (iii) at degree k, or None: midway between
-    the smallest t with P(≥ t corrupt neighbours) ≤ 2^−σ/n and the largest t with
-    P(< t surviving neighbours) ≤ 2^−η/n."""
-    with np.errstate(divide="ignore"):
-        sec = np.log(_hypergeom_sf(n - 1, corrupt, k))  # P(corrupt neighbours ≥ t)
-        cor = np.log(_hypergeom_sf(n - 1, dropped, k))  # P(dropped neighbours ≥ t)
-    t_sec = max(1, int(np.argmax(sec <= -sigma * math.log(2.0) - math.log(n))))
-    # Surviving neighbours < t  ⟺  dropped neighbours ≥ k − t + 1.
-    ok = cor[k + 1 - np.arange(1, k + 1)] <= -eta * math.log(2.0) - math.log(n)
-    if not ok.any():
-        return None
-    t_cor = int(np.flatnonzero(ok)[-1]) + 1
-    return (t_sec + t_cor + 1) // 2 if t_sec <= t_cor else None
-
-
-@functools.lru_cache(maxsize=256)
-def sparse_graph_parameters(n: int, corrupt_fraction: float = DEFAULT_CORRUPT_FRACTION,
-                            dropout_fraction: float = 0.0, sigma: int = SIGMA,
-                            eta: int = ETA) -> tuple[int, int] | None:
-    """(k, t) for the randomly relabelled Harary graph H(n, k): an even degree k — the
-    smallest, up to the search's assumption that a larger k never fails where a smaller
-    one passes — and a threshold t meeting events (i)–(iii) of the module doc; None if no
-    k ≤ n − 2 does (then the complete graph is the choice).
-    """
-    n = int(n)
-    g, d = float(corrupt_fraction), float(dropout_fraction)
-    if not (0.0 <= g < 1.0 and 0.0 <= d < 1.0 and g + d < 1.0):
-        raise ParameterError(f"corrupt and dropout fractions must lie in [0, 1) with a sum "
-                             f"below 1; got {g:g} and {d:g}")
-    corrupt, dropped = math.floor(g * n), math.floor(d * n)
-    removed = min(n, corrupt + dropped)
-    top = n - 2 if n % 2 == 0 else n - 3  # largest even degree below n − 1
-    if top < 2:
-        return None
-    # (i): n · C(removed, h)/C(n, h) ≤ 2^−σ, h = k/2; the product falls with h.
-    j = np.arange(top // 2, dtype=np.float64)
-    with np.errstate(divide="ignore"):
-        log_cut = math.log(n) + np.cumsum(np.log(np.maximum(removed - j, 0.0) / (n - j)))
-    passing = np.flatnonzero(log_cut <= -sigma * math.log(2.0))
-    if not passing.size:
-        return None
-    low = 2 * (int(passing[0]) + 1)  # smallest even k meeting (i)
-
-    def threshold(k: int) -> int | None:
-        return _threshold_for(n, corrupt, dropped, k, sigma, eta)
-
-    if threshold(low) is not None:
-        return low, threshold(low)
-    # (ii) and (iii) only get easier as k grows (the tails concentrate): double, then
-    # bisect on even degrees.
-    bad, good = low, None
-    while good is None:
-        k = min(2 * bad, top)
-        if threshold(k) is not None:
-            good = k
-        elif k == top:
-            return None
-        else:
-            bad = k
-    while good - bad > 2:
-        mid = (bad + good) // 4 * 2
-        if threshold(mid) is not None:
-            good = mid
-        else:
-            bad = mid
-    return good, threshold(good)
-
 
 # --------------------------------------------------------------------------- session
 
@@ -587,29 +278,73 @@ class SecAggSession:
 
     # ------------------------------------------------------------------------ protocol
 
-    def client_masks(self) -> np.ndarray:
-        """Every client's total mask, (n, dim) uint64 modulo 2^64: O(n·degree) PRF
-        blocks, in chunks of edges (no loop over clients or pairs)."""
+    def client_masks(self, state: State | None = None) -> np.ndarray:
+        """Every client's total mask, modulo 2^64.
+
+        O(n·degree) PRF blocks, in chunks of edges (no loop over clients or pairs).
+
+        Parameters
+        ----------
+        state : State, optional
+            The job's state: progress after each chunk of edges or of self masks, and
+            cancellation checked before each.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n, dim) uint64.
+
+        Raises
+        ------
+        Cancelled
+            If ``state`` is cancelled.
+        """
         plus = np.zeros(self.n * self.dim, dtype=np.uint64)  # by position
         minus = np.zeros(self.n * self.dim, dtype=np.uint64)
         step = self._chunk()
+        work = self.n_edges + self.n  # edge masks, then self masks: about one PRF each
         for start in range(0, self.n_edges, step):
+            check(state)
             edges = np.arange(start, min(start + step, self.n_edges), dtype=np.int64)
             m = self._edge_masks(edges)
             p, q = self._endpoint_positions(edges)
             self._scatter(plus, p, m)
             self._scatter(minus, q, m)
+            if state is not None:
+                state.progress(int(edges[-1] + 1) / work, "edge masks")
         by_position = (plus - minus).reshape(self.n, self.dim)  # wraps modulo 2^64
         masks = np.empty((self.n, self.dim), dtype=np.uint64)
         masks[self.order] = by_position
         for start in range(0, self.n, step):
+            check(state)
             clients = np.arange(start, min(start + step, self.n))
             masks[clients] += self._self_masks(clients)
+            if state is not None:
+                state.progress((self.n_edges + int(clients[-1]) + 1) / work, "self masks")
         return masks
 
-    def mask(self, inputs: np.ndarray) -> np.ndarray:
-        """The clients' messages y_i (n, dim) uint64 in [0, 2^bits), from integer inputs
-        (any sign; taken modulo 2^bits)."""
+    def mask(self, inputs: np.ndarray, state: State | None = None) -> np.ndarray:
+        """The clients' messages y_i, from their integer inputs.
+
+        Parameters
+        ----------
+        inputs : numpy.ndarray
+            (n, dim) integers, or (n,) when dim = 1; any sign, taken modulo 2^bits.
+        state : State, optional
+            The job's state, as for :meth:`client_masks`.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n, dim) uint64 in [0, 2^bits).
+
+        Raises
+        ------
+        ParameterError
+            If ``inputs`` has the wrong shape.
+        Cancelled
+            If ``state`` is cancelled.
+        """
         x = np.asarray(inputs)
         if x.ndim == 1:
             x = x.reshape(-1, 1)
@@ -617,7 +352,7 @@ class SecAggSession:
             raise ParameterError(f"expected inputs of shape ({self.n}, {self.dim}), "
                                  f"got {x.shape}")
         wrapped = x.astype(np.int64).view(np.uint64)  # two's complement = value mod 2^64
-        return (wrapped + self.client_masks()) & self._low
+        return (wrapped + self.client_masks(state)) & self._low
 
     def surviving_neighbours(self, alive: np.ndarray) -> np.ndarray:
         """For each client, how many of its neighbours are alive (bool mask by client)."""
@@ -668,19 +403,48 @@ class SecAggSession:
         return Reveal(selfs, self.self_seeds[selfs], edges, self.edge_seeds(edges),
                       alive_pos[p[keep]])
 
-    def unmask_sum(self, survivors: np.ndarray, messages: np.ndarray) -> np.ndarray:
-        """The server's side: Σ_{i ∈ survivors} x_i modulo 2^bits from the survivors'
-        messages (rows of ``messages`` in the order of ``survivors``)."""
+    def unmask_sum(self, survivors: np.ndarray, messages: np.ndarray,
+                   state: State | None = None) -> np.ndarray:
+        """The server's side: the survivors' sum, from their messages and the reveal.
+
+        Parameters
+        ----------
+        survivors : numpy.ndarray
+            Ids of the clients whose messages arrived.
+        messages : numpy.ndarray
+            Their messages (rows in the order of ``survivors``).
+        state : State, optional
+            The job's state: progress after each chunk of revealed seeds, cancellation
+            checked before each.
+
+        Returns
+        -------
+        numpy.ndarray
+            Σ_{i ∈ survivors} x_i modulo 2^bits, (dim,) uint64.
+
+        Raises
+        ------
+        QueryError
+            If too few neighbours survived to recover the dropped clients' masks.
+        Cancelled
+            If ``state`` is cancelled.
+        """
         surv = np.asarray(survivors, dtype=np.int64)
         y = np.asarray(messages, dtype=np.uint64).reshape(surv.size, self.dim)
         total = np.sum(y, axis=0, dtype=np.uint64)  # wraps modulo 2^64
+        check(state)
         rev = self.reveal(surv)
         step = self._chunk()
+        work = max(1, rev.self_clients.size + rev.edges.size)
         for s in range(0, rev.self_clients.size, step):
+            check(state)
             seeds = rev.self_seeds[s:s + step].view("<u4").astype(np.uint32)
             total -= np.sum(_expand_many(seeds, self.dim, self.prf, _SELF_LABEL), axis=0,
                             dtype=np.uint64)
+            if state is not None:
+                state.progress(min(s + step, rev.self_clients.size) / work, "self masks")
         for s in range(0, rev.edges.size, step):
+            check(state)
             seeds = rev.edge_seeds[s:s + step].view("<u4").astype(np.uint32)
             m = _expand_many(seeds, self.dim, self.prf, _PAIR_LABEL)
             adds = rev.survivor_adds[s:s + step]
@@ -688,7 +452,43 @@ class SecAggSession:
             # subtracter put −PRF(s_e): put it back.
             total -= np.sum(m[adds], axis=0, dtype=np.uint64)
             total += np.sum(m[~adds], axis=0, dtype=np.uint64)
+            if state is not None:
+                done = rev.self_clients.size + min(s + step, rev.edges.size)
+                state.progress(done / work, "dropped clients' masks")
+        if state is not None:
+            state.progress(1.0, "unmasked")
         return total & self._low
+
+    def aggregate(self, inputs: np.ndarray, survivors: np.ndarray,
+                  state: State | None = None) -> np.ndarray:
+        """One whole round: every client masks its input, the survivors' messages arrive,
+        the server unmasks their sum.
+
+        Parameters
+        ----------
+        inputs : numpy.ndarray
+            Every client's integers, as for :meth:`mask`.
+        survivors : numpy.ndarray
+            Ids of the clients whose messages arrive (the others drop out after masking).
+        state : State, optional
+            The job's state: masking reports progress up to 1/2, unmasking from there to
+            1; cancellation is checked before every chunk of PRF work.
+
+        Returns
+        -------
+        numpy.ndarray
+            Σ_{i ∈ survivors} x_i modulo 2^bits, (dim,) uint64.
+
+        Raises
+        ------
+        ParameterError, QueryError
+            As :meth:`mask` and :meth:`unmask_sum`.
+        Cancelled
+            If ``state`` is cancelled.
+        """
+        messages = self.mask(inputs, scaled(state, 0.0, 0.5))
+        surv = np.asarray(survivors, dtype=np.int64)
+        return self.unmask_sum(surv, messages[surv], scaled(state, 0.5, 1.0))
 
 
 def setup_session(n: int, bits: int, dim: int, source: Source, prf: str = DEFAULT_PRF,

@@ -50,11 +50,12 @@ from dpstudio.engine.calibration import (
 )
 from dpstudio.engine.distributed import encoding, secagg
 from dpstudio.engine.distributed.noise import DistributedNoise, calibrate_noise
+from dpstudio.engine.entry import DELTA, EPSILON, MechanismInfo, Param, entry_named
 from dpstudio.engine.errors import ParameterError, QueryError
-from dpstudio.engine.registry import REGISTRY, MechanismInfo, Param
 from dpstudio.engine.rng import Source
 
 __all__ = [
+    "ENTRIES",
     "NoisePlan",
     "SecureSumMechanism",
     "SecureSumResult",
@@ -378,9 +379,8 @@ def _rescale(out: SecureSumResult, scale: float) -> None:
 
 def _mechanism(mechanism: str, epsilon: float, delta: float, params: dict[str, Any]
                ) -> SecureSumMechanism:
-    info = REGISTRY.get(mechanism)
-    if "distributed" not in info.trust_models:
-        raise QueryError(f"{mechanism} is not a secure-aggregation (distributed) mechanism")
+    # This module's own entries, not the registry's: the registry imports this module.
+    info = entry_named(ENTRIES, mechanism, "a secure-aggregation (distributed) mechanism")
     extra = {k: v for k, v in params.items() if k != "confidence"}
     resolved = info.resolve({**extra, "epsilon": epsilon, "delta": delta})
     return info.build(**resolved, confidence=params.get("confidence", 0.95))
@@ -424,10 +424,6 @@ def plan_secure_sum(n: int, bounds, mechanism: str, epsilon: float, delta: float
 
 # ------------------------------------------------------------------------------ registry
 
-_EPS = Param("epsilon", "float", 1.0, "Privacy-loss bound of the released sum.",
-             low=0.0, low_open=True, high=100.0, log_scale=True, label="ε")
-_DELTA = Param("delta", "float", 1e-6, "Probability that the ε bound may fail.",
-               low=0.0, low_open=True, high=1.0, high_open=True, log_scale=True, label="δ")
 _DROPS = Param("max_dropouts", "int", 0,
                "Clients that may drop out, declared in advance: the noise is planned for the "
                "honest clients left after that many to carry it all; more dropouts abort.",
@@ -447,35 +443,37 @@ _CORRUPT = Param("corrupt_fraction", "float", secagg.DEFAULT_CORRUPT_FRACTION,
                  "clients' noise alone carries (ε, δ), and it sizes the sparse masking "
                  f"graph used above {secagg.SPARSE_ABOVE} clients.",
                  low=0.0, high=0.5, high_open=True, label="colluding clients")
-_PARAMS = (_EPS, _DELTA, _DROPS, _PREC, _MOD, _PRF, _CORRUPT)
+_PARAMS = (EPSILON, DELTA, _DROPS, _PREC, _MOD, _PRF, _CORRUPT)
 _REFS = ("Bonawitz et al. 2017 (secure aggregation)",
          "Bell et al. 2020 (sparse masking graphs)")
 
-REGISTRY.register(MechanismInfo(
-    name="secagg_gaussian",
-    label="Secure aggregation + distributed discrete Gaussian",
-    description="Clients add discrete Gaussian shares and mask them; the server learns only "
-    "the noisy sum.",
-    trust_models=("distributed",),
-    value_types=("numeric", "integer", "boolean"),
-    kind="randomizer",
-    params=_PARAMS,
-    factory=lambda **kw: SecureSumMechanism("secagg_gaussian", "gaussian", **kw),
-    needs_delta=True,
-    queries=QUERIES,
-    references=_REFS + ("Kairouz, Liu & Steinke 2021 (distributed discrete Gaussian)",),
-))
-
-REGISTRY.register(MechanismInfo(
-    name="skellam",
-    label="Secure aggregation + Skellam",
-    description="Clients add Skellam shares (the sum is exactly Skellam) and mask them.",
-    trust_models=("distributed",),
-    value_types=("numeric", "integer", "boolean"),
-    kind="randomizer",
-    params=_PARAMS,
-    factory=lambda **kw: SecureSumMechanism("skellam", "skellam", **kw),
-    needs_delta=True,
-    queries=QUERIES,
-    references=_REFS + ("Agarwal, Kairouz & Liu 2021 (Skellam mechanism)",),
-))
+#: The registry entries of this module (registered by :mod:`dpstudio.engine.mechanisms`).
+ENTRIES = (
+    MechanismInfo(
+        name="secagg_gaussian",
+        label="Secure aggregation + distributed discrete Gaussian",
+        description="Clients add discrete Gaussian shares and mask them; the server learns "
+        "only the noisy sum.",
+        trust_models=("distributed",),
+        value_types=("numeric", "integer", "boolean"),
+        kind="randomizer",
+        params=_PARAMS,
+        factory=lambda **kw: SecureSumMechanism("secagg_gaussian", "gaussian", **kw),
+        needs_delta=True,
+        queries=QUERIES,
+        references=_REFS + ("Kairouz, Liu & Steinke 2021 (distributed discrete Gaussian)",),
+    ),
+    MechanismInfo(
+        name="skellam",
+        label="Secure aggregation + Skellam",
+        description="Clients add Skellam shares (the sum is exactly Skellam) and mask them.",
+        trust_models=("distributed",),
+        value_types=("numeric", "integer", "boolean"),
+        kind="randomizer",
+        params=_PARAMS,
+        factory=lambda **kw: SecureSumMechanism("skellam", "skellam", **kw),
+        needs_delta=True,
+        queries=QUERIES,
+        references=_REFS + ("Agarwal, Kairouz & Liu 2021 (Skellam mechanism)",),
+    ),
+)

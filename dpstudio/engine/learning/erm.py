@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy.special import expit
@@ -57,11 +57,12 @@ from dpstudio.engine.accounting.zcdp import zcdp_gaussian, zcdp_to_epsilon
 from dpstudio.engine.additive import IntegerNoise, fine_grid
 from dpstudio.engine.calibration import validate_delta, validate_epsilon
 from dpstudio.engine.checks import bounds_pair, positive
+from dpstudio.engine.entry import DELTA, EPSILON, MechanismInfo, Param
 from dpstudio.engine.errors import EngineError, ParameterError, QueryError
-from dpstudio.engine.registry import REGISTRY, MechanismInfo, Param
 from dpstudio.engine.rng import Source, require_secure
 
 __all__ = [
+    "ENTRIES",
     "INTERCEPT",
     "LIPSCHITZ",
     "LogisticERM",
@@ -483,27 +484,32 @@ class LogisticERM:
                                  self.lam, source)
 
 
-REGISTRY.register(MechanismInfo(
-    name="dp_erm_logistic",
-    label="DP logistic regression (output perturbation)",
-    description="Fits L2-regularized logistic regression and adds lattice noise to the model.",
-    trust_models=("central",),
-    value_types=("numeric", "integer", "boolean"),
-    kind="model",
-    params=(
-        Param("epsilon", "float", 1.0, "Privacy-loss bound: smaller ε means stronger privacy.",
-              low=0.0, low_open=True, high=100.0, log_scale=True, label="ε"),
-        Param("delta", "float", 0.0,
-              "0: discrete Laplace noise, pure ε-DP; above 0: discrete Gaussian noise, "
-              "(ε, δ)-DP via zCDP. Keep δ well below 1/n.",
-              low=0.0, high=1.0, high_open=True, label="δ"),
-        Param("lambda", "float", 0.01,
-              "Regularization strength λ: larger λ means less noise (Δ₂ = 2/(nλ)) "
-              "but a more shrunken model.",
-              low=0.0, low_open=True, high=100.0, log_scale=True, label="λ"),
+#: The registry entries of this module (registered by :mod:`dpstudio.engine.mechanisms`).
+ENTRIES = (
+    MechanismInfo(
+        name="dp_erm_logistic",
+        label="DP logistic regression (output perturbation)",
+        description="Fits L2-regularized logistic regression and adds lattice noise to the "
+        "model.",
+        trust_models=("central",),
+        value_types=("numeric", "integer", "boolean"),
+        kind="model",
+        params=(
+            EPSILON,
+            # δ = 0 is allowed and the default here: it selects discrete Laplace noise (pure
+            # ε-DP) instead of the Gaussian form, so the range closes at 0 (no log slider,
+            # which cannot show 0) and the help says what 0 means.
+            replace(DELTA, default=0.0, low_open=False, log_scale=False,
+                    help="0: discrete Laplace noise, pure ε-DP; above 0: discrete Gaussian "
+                    "noise, (ε, δ)-DP via zCDP. Keep δ well below 1/n."),
+            Param("lambda", "float", 0.01,
+                  "Regularization strength λ: larger λ means less noise (Δ₂ = 2/(nλ)) "
+                  "but a more shrunken model.",
+                  low=0.0, low_open=True, high=100.0, log_scale=True, label="λ"),
+        ),
+        factory=lambda epsilon=1.0, delta=0.0, **kw: LogisticERM(
+            epsilon, delta, kw.get("lambda", 0.01)),
+        queries=("logistic_regression",),
+        references=("Chaudhuri, Monteleoni & Sarwate 2011", "Canonne, Kamath & Steinke 2020"),
     ),
-    factory=lambda epsilon=1.0, delta=0.0, **kw: LogisticERM(
-        epsilon, delta, kw.get("lambda", 0.01)),
-    queries=("logistic_regression",),
-    references=("Chaudhuri, Monteleoni & Sarwate 2011", "Canonne, Kamath & Steinke 2020"),
-))
+)

@@ -16,9 +16,18 @@ protocol object: ``randomize(values, source)`` (client), ``estimate(reports)`` a
 :func:`run_local` does all of it for one column. Every row of the column sends exactly
 one report, whatever its value (:mod:`~dpstudio.engine.local.respond`): who answers is
 never itself released.
+
+The registry entries are in :mod:`~dpstudio.engine.local.entries`. The runner's names
+(:func:`run_local`, :func:`collect_reports`, ``Collected``, ``LocalResult``,
+``OTHER_LABEL``) are loaded on first use (:func:`__getattr__`): the runner reads the
+registry, and the registry's list of mechanisms imports this package for its
+randomizers, so importing them here would make the two import each other.
 """
 
-from dpstudio.engine.local import entries  # noqa: F401  (registers the mechanisms)
+from __future__ import annotations
+
+from typing import Any
+
 from dpstudio.engine.local.base import (
     POSTPROCESS,
     FrequencyOracle,
@@ -37,8 +46,6 @@ from dpstudio.engine.local.frequency import (
     UnaryEncoding,
 )
 from dpstudio.engine.local.mean import DuchiMean, LocalGaussian, LocalLaplace
-from dpstudio.engine.local.respond import OTHER_LABEL
-from dpstudio.engine.local.run import Collected, LocalResult, collect_reports, run_local
 from dpstudio.engine.local.sketch import (
     CMSReports,
     CountMeanSketch,
@@ -73,3 +80,29 @@ __all__ = [
     "project_simplex",
     "run_local",
 ]
+
+_RESPOND = ("OTHER_LABEL",)
+_RUN = ("Collected", "LocalResult", "collect_reports", "run_local")
+
+
+def __getattr__(name: str) -> Any:
+    """The runner's names, imported on first use (PEP 562; see the module docstring).
+
+    Raises
+    ------
+    AttributeError
+        For a name this package does not export.
+    """
+    if name in _RESPOND:
+        from dpstudio.engine.local import respond as module
+    elif name in _RUN:
+        from dpstudio.engine.local import run as module
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_RESPOND) | set(_RUN))

@@ -1,5 +1,7 @@
 """Registry entries of the local randomizers (kind ``"randomizer"``, trust model local).
 
+:data:`ENTRIES` lists them; :mod:`dpstudio.engine.mechanisms` registers them.
+
 ``info.build(epsilon=…, k=…)`` builds a frequency oracle for codes ``0..k−1``;
 ``info.build(epsilon=…, bounds=(lo, hi))`` a mean randomizer; other keyword arguments
 are the entry's parameters (``info.resolve(params)`` validates them first).
@@ -7,6 +9,7 @@ are the entry's parameters (``info.resolve(params)`` validates them first).
 
 from __future__ import annotations
 
+from dpstudio.engine.entry import DELTA, EPSILON, MechanismInfo, Param
 from dpstudio.engine.errors import ParameterError
 from dpstudio.engine.local.frequency import (
     HadamardResponse,
@@ -17,17 +20,10 @@ from dpstudio.engine.local.frequency import (
 )
 from dpstudio.engine.local.mean import DuchiMean, LocalGaussian, LocalLaplace
 from dpstudio.engine.local.sketch import CountMeanSketch, SequenceFragmentPuzzle
-from dpstudio.engine.registry import REGISTRY, MechanismInfo, Param
 
-__all__ = ["HEAVY_HITTER_RANDOMIZERS", "HISTOGRAM_RANDOMIZERS", "MEAN_RANDOMIZERS",
-           "sfp_from_params"]
+__all__ = ["ENTRIES", "HEAVY_HITTER_RANDOMIZERS", "HISTOGRAM_RANDOMIZERS",
+           "MEAN_RANDOMIZERS", "sfp_from_params"]
 
-_EPS = Param("epsilon", "float", 1.0,
-             "Per-user privacy-loss bound: each report alone is ε-locally private.",
-             low=0.0, low_open=True, high=100.0, log_scale=True, label="ε")
-_DELTA = Param("delta", "float", 1e-6,
-               "Probability that a user's ε bound may fail; keep it well below 1/n.",
-               low=0.0, low_open=True, high=1.0, high_open=True, log_scale=True, label="δ")
 _HASHES = Param("hashes", "int", 64, "Number of hash functions (rows of the sketch).",
                 low=1, high=65536, log_scale=True)
 _BUCKETS = Param("buckets", "int", 1024, "Buckets per hash function: bits per report.",
@@ -78,22 +74,24 @@ def _bounds(name, bounds, lower, upper):
 
 _REFS_WANG = "Wang, Blocki, Li & Jha 2017 (USENIX Security)"
 
-for info in (
+#: The registry entries of this module (registered by :mod:`dpstudio.engine.mechanisms`).
+ENTRIES = (
     MechanismInfo(
         name="rr", label="Randomized response",
         description="Each user answers a yes/no question truthfully with probability p "
                     "(Warner 1965).",
         trust_models=("local",), value_types=("boolean", "categorical"), kind="randomizer",
-        params=(_EPS, Param("p", "float", 0.0,
-                            "Probability of answering truthfully, in (1/2, 1); 0 derives it "
-                            "from ε as e^ε/(1+e^ε).", low=0.0, high=1.0, high_open=True)),
+        params=(EPSILON, Param("p", "float", 0.0,
+                               "Probability of answering truthfully, in (1/2, 1); 0 derives "
+                               "it from ε as e^ε/(1+e^ε).", low=0.0, high=1.0,
+                               high_open=True)),
         factory=_rr, queries=("histogram",), references=("Warner 1965",)),
     MechanismInfo(
         name="krr", label="K-ary randomized response",
         description="Each user reports their category, or with some probability a random "
                     "other one.",
         trust_models=("local",), value_types=_CATEGORICAL, kind="randomizer",
-        params=(_EPS,),
+        params=(EPSILON,),
         factory=lambda epsilon, k=None, **_: KaryRR(epsilon, _need_k("krr", k)),
         queries=("histogram",), references=("Kairouz, Oh & Viswanath 2014", _REFS_WANG)),
     MechanismInfo(
@@ -101,7 +99,7 @@ for info in (
         description="Each user sends a one-hot vector with every bit flipped (basic "
                     "one-time RAPPOR).",
         trust_models=("local",), value_types=_CATEGORICAL, kind="randomizer",
-        params=(_EPS,),
+        params=(EPSILON,),
         factory=lambda epsilon, k=None, **_: UnaryEncoding(epsilon, _need_k("sue", k), False),
         queries=("histogram",), references=("Erlingsson, Pihur & Korolova 2014", _REFS_WANG)),
     MechanismInfo(
@@ -109,7 +107,7 @@ for info in (
         description="Each user sends a one-hot vector: the 1 kept with probability 1/2, "
                     "0s flipped rarely.",
         trust_models=("local",), value_types=_CATEGORICAL, kind="randomizer",
-        params=(_EPS,),
+        params=(EPSILON,),
         factory=lambda epsilon, k=None, **_: UnaryEncoding(epsilon, _need_k("oue", k), True),
         queries=("histogram",), references=(_REFS_WANG,)),
     MechanismInfo(
@@ -117,9 +115,9 @@ for info in (
         description="Each user hashes their category to g buckets with a random hash, then "
                     "randomizes the bucket.",
         trust_models=("local",), value_types=_CATEGORICAL, kind="randomizer",
-        params=(_EPS, Param("g", "int", 0,
-                            "Number of hash buckets; 0 picks Wang et al.'s optimum "
-                            "round(e^ε) + 1.", low=0, high=65536)),
+        params=(EPSILON, Param("g", "int", 0,
+                               "Number of hash buckets; 0 picks Wang et al.'s optimum "
+                               "round(e^ε) + 1.", low=0, high=65536)),
         factory=lambda epsilon, k=None, g=0, **_: OptimalLocalHashing(
             epsilon, _need_k("olh", k), g or None),
         queries=("histogram",), references=(_REFS_WANG,)),
@@ -128,7 +126,7 @@ for info in (
         description="Each user reports a column of a Hadamard matrix, biased towards their "
                     "category's row.",
         trust_models=("local",), value_types=_CATEGORICAL, kind="randomizer",
-        params=(_EPS,),
+        params=(EPSILON,),
         factory=lambda epsilon, k=None, **_: HadamardResponse(epsilon, _need_k("hadamard", k)),
         queries=("histogram",), references=("Acharya, Sun & Zhang 2019",)),
     MechanismInfo(
@@ -137,7 +135,7 @@ for info in (
                     "words in text.",
         trust_models=("local",), value_types=("categorical", "integer", "text"),
         kind="randomizer",
-        params=(_EPS, _HASHES, _BUCKETS,
+        params=(EPSILON, _HASHES, _BUCKETS,
                 Param("debias", "choice", "exact",
                       "exact: solve the hash collisions on the declared categories "
                       "(unbiased); apple: Apple's m/(m−1) correction.",
@@ -150,14 +148,14 @@ for info in (
         description="Apple's puzzle: finds the frequent words of a text column without a "
                     "dictionary.",
         trust_models=("local",), value_types=("text",), kind="randomizer",
-        params=(_EPS, _HASHES, _BUCKETS, _FRAGMENT_SHARE),
+        params=(EPSILON, _HASHES, _BUCKETS, _FRAGMENT_SHARE),
         factory=sfp_from_params, queries=("heavy_hitters",),
         references=("Apple Differential Privacy Team 2017, Learning with Privacy at Scale",)),
     MechanismInfo(
         name="local_laplace", label="Local Laplace",
         description="Each user adds Laplace noise of scale (upper − lower)/ε, drawn exactly on "
                     "a fine grid.",
-        trust_models=("local",), value_types=_NUMERIC, kind="randomizer", params=(_EPS,),
+        trust_models=("local",), value_types=_NUMERIC, kind="randomizer", params=(EPSILON,),
         factory=lambda epsilon, bounds=None, lower=None, upper=None, **_: LocalLaplace(
             epsilon, _bounds("local_laplace", bounds, lower, upper)),
         queries=("mean",), references=("Dwork, McSherry, Nissim & Smith 2006",)),
@@ -166,16 +164,15 @@ for info in (
         description="Each user adds Gaussian noise calibrated to upper − lower, ε and δ, "
                     "drawn exactly.",
         trust_models=("local",), value_types=_NUMERIC, kind="randomizer",
-        params=(_EPS, _DELTA), needs_delta=True,
+        params=(EPSILON, DELTA), needs_delta=True,
         factory=lambda epsilon, delta=1e-6, bounds=None, lower=None, upper=None, **_:
             LocalGaussian(epsilon, _bounds("local_gaussian", bounds, lower, upper), delta),
         queries=("mean",), references=("Balle & Wang 2018",)),
     MechanismInfo(
         name="duchi", label="Duchi et al. mean",
         description="Each user sends one bit: ±B with a probability affine in their value.",
-        trust_models=("local",), value_types=_NUMERIC, kind="randomizer", params=(_EPS,),
+        trust_models=("local",), value_types=_NUMERIC, kind="randomizer", params=(EPSILON,),
         factory=lambda epsilon, bounds=None, lower=None, upper=None, **_: DuchiMean(
             epsilon, _bounds("duchi", bounds, lower, upper)),
         queries=("mean",), references=("Duchi, Jordan & Wainwright 2018 (JASA)",)),
-):
-    REGISTRY.register(info)
+)

@@ -28,6 +28,7 @@ from dpstudio.engine.local.respond import (
 from dpstudio.engine.queries import present_mask
 from dpstudio.engine.registry import REGISTRY
 from dpstudio.engine.rng import Source
+from dpstudio.jobs import State, check, scaled
 
 __all__ = ["Collected", "LocalResult", "collect_reports", "run_local"]
 
@@ -250,7 +251,8 @@ def _build_histogram(info, resolved: dict[str, Any], k: int, source: Source):
 
 def run_local(values, info_name: str, params: dict[str, Any] | None = None, *,
               query: str | None = None, categories=None, bounds=None, source: Source,
-              postprocess: str = "none", confidence: float = 0.95) -> LocalResult:
+              postprocess: str = "none", confidence: float = 0.95,
+              state: State | None = None) -> LocalResult:
     """Run the local protocol ``info_name`` on a column and estimate from its reports.
 
     Every row sends one report (:mod:`~dpstudio.engine.local.respond`): ``n`` is the
@@ -278,14 +280,35 @@ def run_local(values, info_name: str, params: dict[str, Any] | None = None, *,
         the "other or missing" one, to a total of ``n``); ``"clip"`` also clamps a mean
         into the bounds.
     confidence : level of the normal confidence intervals.
+    state : the job's state (:mod:`~dpstudio.jobs`), optional: cancellation is
+        checked before the reports are drawn, between the client and the server side,
+        and (heavy hitters) once per hash function of the fragment sketch; progress
+        reaches 1 when the estimate is done. Randomizing is one vectorized draw over all
+        rows, so a cancellation takes effect after it.
+
+    Returns
+    -------
+    LocalResult
+        The estimate, its standard errors and intervals, and the reports.
+
+    Raises
+    ------
+    QueryError, ParameterError
+        For a bad entry, query, declared domain, parameter or column.
+    Cancelled
+        If ``state`` is cancelled.
     """
     if postprocess not in POSTPROCESS:
         raise QueryError(f"postprocess must be one of {', '.join(POSTPROCESS)}; "
                          f"got {postprocess!r}")
     if not 0.0 < float(confidence) < 1.0:
         raise QueryError(f"confidence must lie strictly between 0 and 1, got {confidence}")
+    check(state)
     got = collect_reports(values, info_name, params, query=query, categories=categories,
                           bounds=bounds, source=source)
+    if state is not None:
+        state.progress(0.5, "reports collected")
+    check(state)
     z = float(-ndtri((1.0 - confidence) / 2.0))
     common = dict(trust_model="local", confidence=confidence, postprocess=postprocess,
                   simulated=not source.is_secure, source=source.label, reports=got.reports,
@@ -293,10 +316,15 @@ def run_local(values, info_name: str, params: dict[str, Any] | None = None, *,
                   parameters=got.oracle.describe(), clamped=got.clamped, missing=got.missing)
     estimate = {"mean": _mean, "heavy_hitters": _heavy_hitters,
                 "histogram": _histogram}[got.query]
-    return estimate(got, z, postprocess, common)
+    out = estimate(got, z, postprocess, common, scaled(state, 0.5, 1.0))
+    if state is not None:
+        state.progress(1.0, "estimated")
+    return out
 
 
-def _mean(got: Collected, z: float, postprocess: str, common: dict) -> LocalResult:
+def _mean(got: Collected, z: float, postprocess: str, common: dict,
+          state: State | None = None) -> LocalResult:
+    # ``state`` only for the estimators' common signature: a mean's estimate is one sum.
     oracle: MeanOracle = got.oracle
     n = got.n
     raw = oracle.estimate(got.reports, n)
@@ -313,10 +341,11 @@ def _mean(got: Collected, z: float, postprocess: str, common: dict) -> LocalResu
                            "ε (sensitivity (upper − lower)/n), for comparison"], **common)
 
 
-def _heavy_hitters(got: Collected, z: float, postprocess: str, common: dict) -> LocalResult:
+def _heavy_hitters(got: Collected, z: float, postprocess: str, common: dict,
+                   state: State | None = None) -> LocalResult:
     sfp = got.oracle
     alpha = 1.0 - common["confidence"]
-    found = sfp.discover(got.reports, alpha=alpha)
+    found = sfp.discover(got.reports, alpha=alpha, state=state)
     items = [{"item": d.word, "count": d.count, "stderr": d.stderr,
               "ci_low": d.count - z * d.stderr, "ci_high": d.count + z * d.stderr}
              for d in found]
@@ -337,9 +366,11 @@ def _heavy_hitters(got: Collected, z: float, postprocess: str, common: dict) -> 
             "collisions with the other words (a plug-in)"], **common)
 
 
-def _histogram(got: Collected, z: float, postprocess: str, common: dict) -> LocalResult:
+def _histogram(got: Collected, z: float, postprocess: str, common: dict,
+               state: State | None = None) -> LocalResult:
     oracle, n, labels = got.oracle, got.n, got.labels
     est = oracle.estimate(got.reports, n)  # one cell per label, "other" included
+    check(state)  # the exact variances (count-mean sketch: O(K·k²)) may take as long again
     plug = np.clip(est, 0.0, n)
     var = oracle.variance(n, plug)
     if hasattr(oracle, "hash_variance"):  # the family is drawn per release

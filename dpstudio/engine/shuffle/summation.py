@@ -14,18 +14,19 @@ error figures are data-independent: ``stderr`` is an upper bound on the standard
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from dpstudio.engine.calibration import validate_delta, validate_epsilon
 from dpstudio.engine.distributed import encoding
 from dpstudio.engine.distributed.noise import DistributedNoise, calibrate_noise
+from dpstudio.engine.entry import DELTA, EPSILON, MechanismInfo, Param, entry_named
 from dpstudio.engine.errors import ParameterError, QueryError
-from dpstudio.engine.registry import REGISTRY, MechanismInfo, Param
 from dpstudio.engine.rng import Source
 from dpstudio.engine.shuffle import blanket, cloak
 
 __all__ = [
+    "ENTRIES",
     "BlanketProtocol",
     "CloakProtocol",
     "ShuffleResult",
@@ -218,9 +219,8 @@ def _finish(out: ShuffleResult, total: float, width: float, n: int, clamped: int
 
 
 def _protocol(mechanism: str, epsilon: float, delta: float, params: dict[str, Any]):
-    info = REGISTRY.get(mechanism)
-    if "shuffle" not in info.trust_models:
-        raise QueryError(f"{mechanism} is not a shuffle-model mechanism")
+    # This module's own entries, not the registry's: the registry imports this module.
+    info = entry_named(ENTRIES, mechanism, "a shuffle-model mechanism")
     extra = {k: v for k, v in params.items() if k != "confidence"}
     resolved = info.resolve({**extra, "epsilon": epsilon, "delta": delta})
     return info.build(**resolved, confidence=params.get("confidence", 0.95))
@@ -254,52 +254,52 @@ def plan_shuffle_sum(n: int, bounds, mechanism: str, epsilon: float, delta: floa
 
 # ------------------------------------------------------------------------------ registry
 
-REGISTRY.register(MechanismInfo(
-    name="cloak",
-    label="Invisibility cloak (multi-message)",
-    description="Each user splits its noisy value into random shares mod q; the shuffled "
-    "shares reveal only the sum.",
-    trust_models=("shuffle",),
-    value_types=("numeric", "integer", "boolean"),
-    kind="randomizer",
-    params=(
-        Param("epsilon", "float", 1.0, "Privacy-loss bound of the released sum.",
-              low=0.0, low_open=True, high=100.0, log_scale=True, label="ε"),
-        Param("delta", "float", 1e-6, "Probability that the ε bound may fail.",
-              low=0.0, low_open=True, high=1.0, high_open=True, log_scale=True, label="δ"),
-        Param("noise", "choice", "skellam",
-              "Pre-randomizer shares: Skellam (exact accounting) or discrete Gaussian.",
-              choices=NOISES, label="noise shares"),
-        Param("precision_bits", "int", 0,
-              "Values are rounded to 2^bits steps of their range; 0 chooses automatically.",
-              low=0, high=encoding.MAX_PRECISION_BITS, label="precision bits"),
+#: The registry entries of this module (registered by :mod:`dpstudio.engine.mechanisms`).
+ENTRIES = (
+    MechanismInfo(
+        name="cloak",
+        label="Invisibility cloak (multi-message)",
+        description="Each user splits its noisy value into random shares mod q; the shuffled "
+        "shares reveal only the sum.",
+        trust_models=("shuffle",),
+        value_types=("numeric", "integer", "boolean"),
+        kind="randomizer",
+        params=(
+            EPSILON,
+            DELTA,
+            Param("noise", "choice", "skellam",
+                  "Pre-randomizer shares: Skellam (exact accounting) or discrete Gaussian.",
+                  choices=NOISES, label="noise shares"),
+            Param("precision_bits", "int", 0,
+                  "Values are rounded to 2^bits steps of their range; 0 chooses automatically.",
+                  low=0, high=encoding.MAX_PRECISION_BITS, label="precision bits"),
+        ),
+        factory=lambda **kw: CloakProtocol(**kw),
+        needs_delta=True,
+        queries=QUERIES,
+        references=("Ghazi, Pagh & Velingker 2019",
+                    "Balle, Bell, Gascón & Nissim 2020 (reduction to DP)"),
     ),
-    factory=lambda **kw: CloakProtocol(**kw),
-    needs_delta=True,
-    queries=QUERIES,
-    references=("Ghazi, Pagh & Velingker 2019",
-                "Balle, Bell, Gascón & Nissim 2020 (reduction to DP)"),
-))
-
-REGISTRY.register(MechanismInfo(
-    name="blanket",
-    label="Privacy blanket (single message)",
-    description="Each user sends its rounded value, or with probability γ a uniform one; "
-    "the sum is debiased.",
-    trust_models=("shuffle",),
-    value_types=("numeric", "integer", "boolean"),
-    kind="randomizer",
-    params=(
-        Param("epsilon", "float", 1.0, "Privacy-loss bound of the released sum (at most 1).",
-              low=0.0, low_open=True, high=1.0, log_scale=True, label="ε"),
-        Param("delta", "float", 1e-6, "Probability that the ε bound may fail.",
-              low=0.0, low_open=True, high=1.0, high_open=True, log_scale=True, label="δ"),
-        Param("precision", "int", 0,
-              "Values are rounded to k + 1 levels 0..k; 0 chooses k for the least error.",
-              low=0, high=1 << 20, label="precision k"),
+    MechanismInfo(
+        name="blanket",
+        label="Privacy blanket (single message)",
+        description="Each user sends its rounded value, or with probability γ a uniform one; "
+        "the sum is debiased.",
+        trust_models=("shuffle",),
+        value_types=("numeric", "integer", "boolean"),
+        kind="randomizer",
+        params=(
+            # ε at most 1: the privacy-blanket bound (Balle et al. 2019, Thm 3.1) is proved
+            # only there, and the protocol refuses larger ε rather than extrapolate.
+            replace(EPSILON, high=1.0),
+            DELTA,
+            Param("precision", "int", 0,
+                  "Values are rounded to k + 1 levels 0..k; 0 chooses k for the least error.",
+                  low=0, high=1 << 20, label="precision k"),
+        ),
+        factory=lambda **kw: BlanketProtocol(**kw),
+        needs_delta=True,
+        queries=QUERIES,
+        references=("Balle, Bell, Gascón & Nissim 2019",),
     ),
-    factory=lambda **kw: BlanketProtocol(**kw),
-    needs_delta=True,
-    queries=QUERIES,
-    references=("Balle, Bell, Gascón & Nissim 2019",),
-))
+)

@@ -11,6 +11,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.stats import chisquare
 
 from dpstudio.engine.distributed import secagg
+from dpstudio.engine.distributed.sparse_graph import _threshold_for
 from dpstudio.engine.errors import ParameterError, QueryError
 from dpstudio.engine.rng import SimulationSource
 
@@ -162,7 +163,7 @@ def test_graph_sizing_meets_its_events():
     j = np.arange(h - 1)
     cut_smaller = math.log(n) + np.sum(np.log((corrupt + dropped - j) / (n - j)))
     assert (cut_smaller > -40 * math.log(2)
-            or secagg._threshold_for(n, corrupt, dropped, k - 2, 40, 40) is None)
+            or _threshold_for(n, corrupt, dropped, k - 2, 40, 40) is None)
     # The events on random draws: survivors that are honest stay connected, nobody has t
     # corrupt neighbours, everybody keeps t surviving neighbours.
     rng = np.random.default_rng(12)

@@ -1,79 +1,40 @@
-"""Hypothesis-testing trade-off functions: how well can an adversary tell D from D′?
-
-An adversary who sees one release tests H0 "the data was D" against H1 "the data was D′"
-(neighbours). A test has a type I error α (false alarm: rejecting H0 when D is true) and a
-type II error β (missed detection). The *trade-off function* of the mechanism's two output
-distributions P (on D) and Q (on D′) is the smallest β any test reaches at type I error α,
-
-    f(α) = T(P, Q)(α) = inf {β_φ : α_φ ≤ α},
-
-(Wasserman & Zhou 2010; Kairouz, Oh & Viswanath 2017; Dong, Roth & Su 2019, "Gaussian
-Differential Privacy", hereafter DRS). The infimum is reached by the Neyman–Pearson test
-that rejects H0 where the likelihood ratio Q/P is largest (randomizing at the threshold),
-so f is convex, non-increasing, continuous on (0, 1], f(α) ≤ 1 − α, and f(1) = 0. A
-mechanism is (ε, δ)-DP exactly when f lies above
-
-    f_{ε,δ}(α) = max(0, 1 − δ − e^ε α, e^{−ε} (1 − δ − α))        (DRS Prop. 2.5)
-
-for every pair of neighbours. Curves are values of :class:`TradeoffCurve` on a grid of α
-(:func:`alpha_grid`); closed forms are exact, piecewise-linear curves carry their exact
-breakpoints (``knots``), and curves built from a privacy profile are *pessimistic* lower
-envelopes (``exact=False``): they never claim more privacy than the mechanism has.
-
-Composition of Gaussian mechanisms is exact (G_μ composed k times is G_{μ√k}, DRS Cor.
-3.3); randomized response, K-RR and the discrete Laplace mechanism compose exactly on
-their lattice of privacy losses (up to 20001 lattice points); the continuous Laplace
-mechanism, and larger lattices, compose through the privacy-loss distributions of
-:mod:`dpstudio.engine.accounting.pld` and :func:`profile_to_tradeoff` (DRS Prop. 2.12).
-What an attacker achieves empirically is in :mod:`dpstudio.engine.attack`.
+"""Trade-off curves of single mechanisms: the :class:`TradeoffCurve` type, the grid of type I
+errors, closed forms (Gaussian, Laplace, the (ε, δ) bound) and exact curves of mechanisms with
+finitely many outputs (Neyman–Pearson on two pmfs; randomized response, K-RR, discrete
+Laplace). The theory and references are in :mod:`dpstudio.engine.tradeoff`.
 """
 
 from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from dpstudio.engine.calibration import (
-    analytic_gaussian_delta,
-    validate_delta,
-    validate_epsilon,
-    validate_sensitivity,
-)
+from dpstudio.engine.calibration import validate_delta, validate_epsilon, validate_sensitivity
 from dpstudio.engine.checks import non_negative
 from dpstudio.engine.errors import ParameterError
 
 __all__ = [
-    "COMPOSABLE",
     "TradeoffCurve",
     "alpha_grid",
-    "compose_gaussian",
-    "compose_tradeoff",
     "discrete_laplace_tradeoff",
     "discrete_tradeoff",
     "epsilon_delta_tradeoff",
-    "gaussian_epsilon",
     "gaussian_tradeoff",
     "krr_tradeoff",
     "laplace_tradeoff",
     "neyman_pearson_knots",
-    "profile_to_tradeoff",
     "randomized_response_tradeoff",
-    "tradeoff_to_profile",
 ]
 
-# Mechanisms :func:`compose_tradeoff` knows, with their parameters (see its docstring).
-COMPOSABLE = ("gaussian", "laplace", "discrete_laplace", "rr", "krr")
 # Largest support of an exactly composed lattice pmf: np.convolve is direct (no FFT, so
 # tiny probabilities keep their relative accuracy), and its cost grows with the square.
 _MAX_LATTICE = 20_001
-# Cap on the elements of one (ε grid × α chunk) block when evaluating envelopes of lines.
-_BLOCK = 1 << 21
 
 
 # ------------------------------------------------------------------------------ the type
@@ -443,279 +404,3 @@ def discrete_laplace_tradeoff(scale: float, sensitivity: int = 1, alpha=None) ->
                          f"discrete Laplace, scale {t:g}, Δ = {sens}", True,
                          "Neyman–Pearson on the discrete Laplace privacy-loss classes "
                          f"(ε = Δ/scale = {sens / t:g})", knots=(ka, kb))
-
-
-# ---------------------------------------------------------- profiles and trade-offs
-
-
-def _lines_envelope(eps: np.ndarray, delta: np.ndarray, a: np.ndarray,
-                    mirrored: bool) -> np.ndarray:
-    """max(0, max_i 1 − δ_i − e^{ε_i} α [, max_i e^{−ε_i}(1 − δ_i − α)]) at each α, ≤ 1.
-
-    Products are formed in log space, so that no ε (however large or negative) meets a
-    0·∞: e^ε α is 0 at α = 0 and +∞ past overflow, which only lowers a line (never NaN).
-    """
-    out = np.zeros_like(a)
-    step = max(1, _BLOCK // max(eps.size, 1))
-    e = eps[:, None]
-    one = (1.0 - delta)[:, None]
-    with np.errstate(divide="ignore", over="ignore"):
-        for s in range(0, a.size, step):
-            x = a[None, s:s + step]
-            best = np.max(one - np.exp(np.log(x) + e), axis=0)
-            if mirrored:
-                room = np.log(np.maximum(one - x, 0.0))  # −∞ where the line is ≤ 0
-                best = np.maximum(best, np.max(np.exp(room - e), axis=0))
-            out[s:s + step] = np.clip(best, 0.0, 1.0)
-    return out
-
-
-def _default_eps_grid(delta_of_eps: Callable[[np.ndarray], np.ndarray],
-                      size: int = 2001) -> np.ndarray:
-    """Uniform grid of ε from 0 to the first power of two where δ(ε) ≤ 1e-15 (≤ 256)."""
-    top = 1.0
-    while top < 256.0 and float(np.max(delta_of_eps(np.array([top])))) > 1e-15:
-        top *= 2.0
-    return np.linspace(0.0, top, size)
-
-
-def profile_to_tradeoff(delta_of_eps: Callable[[np.ndarray], np.ndarray], alpha=None,
-                        eps_grid=None, *, symmetric: bool = True,
-                        label: str = "from privacy profile") -> TradeoffCurve:
-    """Pessimistic trade-off curve from a privacy profile ε ↦ δ(ε) (DRS Prop. 2.12).
-
-    A mechanism that is (ε, δ(ε))-DP for every ε is f-DP with f = sup_ε f_{ε,δ(ε)}, and
-    this is tight: the supremum over all ε recovers the mechanism's own (symmetrized)
-    curve. Over a *finite* grid of ε the supremum is over fewer lines, hence pointwise
-    lower: a valid, pessimistic curve, which the mechanism's true curve lies above.
-
-    Each ε contributes the line 1 − δ(ε) − e^ε α (from P(S|D′) ≤ e^ε P(S|D) + δ) and,
-    when ``symmetric``, the mirrored line e^{−ε}(1 − δ(ε) − α) (the same inequality with
-    D and D′ swapped). The mirrored line at ε is the direct line at −ε: a one-directional
-    profile satisfies δ(−ε) = 1 − e^{−ε} + e^{−ε} δ_swapped(ε), so for a mechanism
-    symmetric in D ↔ D′ a grid of ε ≥ 0 with mirrored lines is the same as a grid of ±ε.
-    With ``symmetric=False`` only direct lines are used: pass a grid that includes
-    negative ε and a ``delta_of_eps`` defined there (one ordered pair D, D′).
-
-    Parameters
-    ----------
-    delta_of_eps : callable
-        Vectorized privacy profile; must *upper*-bound the hockey-stick divergence (e.g.
-        ``PLD.delta``, pessimistic) for the result to be valid.
-    alpha : array_like, optional
-        Type I errors (default :func:`alpha_grid`).
-    eps_grid : array_like, optional
-        The ε of the lines. Default: 2001 points uniform on [0, E] with E the first power
-        of two where δ(E) ≤ 1e-15 (at most 256).
-    """
-    a = _check_alpha(alpha)
-    eps = (_default_eps_grid(delta_of_eps) if eps_grid is None
-           else np.atleast_1d(np.asarray(eps_grid, dtype=np.float64)))
-    if eps.ndim != 1 or eps.size == 0 or not np.all(np.isfinite(eps)):
-        raise ParameterError("eps_grid must be a non-empty 1-D array of finite numbers")
-    delta = np.asarray(delta_of_eps(eps), dtype=np.float64).reshape(eps.shape)
-    if np.any(np.isnan(delta)):
-        raise ParameterError("the privacy profile returned NaN")
-    delta = np.clip(delta, 0.0, 1.0)
-
-    def envelope(x: np.ndarray) -> np.ndarray:
-        return _lines_envelope(eps, delta, x, symmetric)
-
-    return TradeoffCurve(
-        a, envelope(a), label, False,
-        f"lower envelope of the (ε, δ(ε)) bounds over {eps.size} values of ε in "
-        f"[{eps.min():g}, {eps.max():g}] (Dong, Roth & Su 2019, Prop. 2.12): pessimistic",
-        evaluator=envelope,
-    )
-
-
-def tradeoff_to_profile(curve: TradeoffCurve, eps) -> np.ndarray:
-    """Privacy profile δ(ε) = max_α (1 − e^ε α − f(α)) of a curve (DRS Prop. 2.12).
-
-    The convex conjugate of f: the smallest δ with f ≥ 1 − δ − e^ε α. It is the hockey-stick
-    divergence of the ordered pair (D, D′) the curve describes; for a symmetric curve it is
-    the (ε, δ)-DP profile, otherwise take the larger of the curve's and its inverse's.
-    The maximum runs over the curve's knots when it has them (exact for piecewise-linear
-    curves) and over its grid otherwise, which for a smooth f gives a value at most
-    (h/2)(f′(α₊) − f′(α₋)) *below* the true δ, h the grid step around the maximizer and
-    f′(α±) the slopes at its ends: use a fine grid there, or a closed form.
-    """
-    e = np.asarray(eps, dtype=np.float64)
-    if not np.all(np.isfinite(e)):
-        raise ParameterError("ε must be finite")
-    ka, kb = curve.knots if curve.knots is not None else (curve.alpha, curve.beta)
-    flat = e.ravel()
-    out = np.empty_like(flat)
-    step = max(1, _BLOCK // ka.size)
-    for s in range(0, flat.size, step):
-        with np.errstate(divide="ignore", over="ignore"):
-            scaled = np.exp(np.log(ka)[None, :] + flat[s:s + step, None])  # e^ε α, 0 at α=0
-        out[s:s + step] = np.max(1.0 - scaled - kb[None, :], axis=1)
-    return np.clip(out, 0.0, 1.0).reshape(e.shape)
-
-
-def gaussian_epsilon(mu: float, delta: float) -> float:
-    """Smallest ε ≥ 0 (to 1e-12 relative) at which G_μ is (ε, δ)-DP.
-
-    Inverts δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (DRS Cor. 2.13, the Balle & Wang 2018
-    profile with Δ/σ = μ) by bisection, returning the upper end of the bracket, whose δ is
-    at most the one asked for.
-    """
-    m = _check_mu(mu)
-    d = validate_delta(delta, required=True)
-
-    def prof(e: float) -> float:
-        return analytic_gaussian_delta(1.0, m, e) if m > 0 else 0.0
-
-    if prof(0.0) <= d:
-        return 0.0
-    lo, hi = 0.0, 1.0
-    while prof(hi) > d:
-        lo, hi = hi, 2.0 * hi
-    while hi - lo > 1e-12 * hi:
-        mid = 0.5 * (lo + hi)
-        lo, hi = (lo, mid) if prof(mid) <= d else (mid, hi)
-    return hi
-
-
-# ------------------------------------------------------------------------- composition
-
-
-def compose_gaussian(mu: float, k: int, alpha=None) -> TradeoffCurve:
-    """k-fold composition of G_μ: exactly G_{μ√k} (DRS Cor. 3.3)."""
-    m = _check_mu(mu)
-    kk = _check_int(k, "the number of compositions", 1)
-    curve = gaussian_tradeoff(m * math.sqrt(kk), alpha)
-    return TradeoffCurve(curve.alpha, curve.beta,
-                         f"Gaussian, μ = {m:g}, composed {kk}× (μ = {m * math.sqrt(kk):g})",
-                         True, "G_μ composed k times is G_{μ√k} (Dong, Roth & Su 2019)",
-                         evaluator=curve.evaluator)
-
-
-def _convolve_power(p: np.ndarray, k: int) -> np.ndarray:
-    """p convolved with itself k times, by repeated squaring with direct np.convolve."""
-    result = None
-    base = p
-    while k:
-        if k & 1:
-            result = base if result is None else np.convolve(result, base)
-        k >>= 1
-        if k:
-            base = np.convolve(base, base)
-    return result
-
-
-def _compose_lattice(p: np.ndarray, q: np.ndarray, k: int
-                     ) -> tuple[np.ndarray, np.ndarray]:
-    """Knots of the k-fold product of a pair whose loss ln(q_j/p_j) is increasing affine in j.
-
-    The loss of k independent outputs is then affine in J = Σ j, so the composed pair is
-    the pair of distributions of J (k-fold convolutions) and its likelihood-ratio order is
-    the order of J: no ratios are formed, so underflowing probabilities cannot reorder it.
-    """
-    pk, qk = _convolve_power(p, k), _convolve_power(q, k)
-    return _knots_in_order(pk[::-1] / pk.sum(), qk[::-1] / qk.sum())
-
-
-def _lattice_pair(mechanism: str, params: Mapping[str, Any]):
-    if mechanism == "rr":
-        return _krr_pair(validate_epsilon(params.get("epsilon")), 2)
-    if mechanism == "krr":
-        return _krr_pair(validate_epsilon(params.get("epsilon")),
-                         _check_int(params.get("k"), "k (number of values)", 2))
-    if mechanism == "discrete_laplace":
-        return _dlap_pair(_check_scale(params.get("scale")),
-                          _check_integer_sensitivity(params.get("sensitivity", 1)))
-    return None
-
-
-def _describe(mechanism: str, params: Mapping[str, Any]) -> str:
-    """Short human name of a mechanism and its parameters, for labels."""
-    if mechanism == "gaussian":
-        return f"Gaussian, σ = {params.get('sigma')}, Δ = {params.get('sensitivity', 1)}"
-    if mechanism in ("laplace", "discrete_laplace"):
-        name = "Laplace" if mechanism == "laplace" else "discrete Laplace"
-        return f"{name}, scale {params.get('scale')}, Δ = {params.get('sensitivity', 1)}"
-    if mechanism == "rr":
-        return f"randomized response, ε = {params.get('epsilon')}"
-    return f"{params.get('k')}-ary randomized response, ε = {params.get('epsilon')}"
-
-
-def _pld_class():
-    try:
-        from dpstudio.engine.accounting.pld import PLD
-    except ImportError:
-        raise NotImplementedError(
-            "composition through privacy-loss distributions needs "
-            "dpstudio.engine.accounting.pld (not available yet)"
-        ) from None
-    return PLD
-
-
-def _pld_for(mechanism: str, params: Mapping[str, Any]):
-    pld = _pld_class()
-    if mechanism == "gaussian":
-        return pld.gaussian(_check_scale(params.get("sigma"), "σ"),
-                            validate_sensitivity(params.get("sensitivity", 1.0)))
-    if mechanism == "laplace":
-        return pld.laplace(_check_scale(params.get("scale")),
-                           validate_sensitivity(params.get("sensitivity", 1.0)))
-    if mechanism == "discrete_laplace":
-        return pld.discrete_laplace(_check_scale(params.get("scale")),
-                                    _check_integer_sensitivity(params.get("sensitivity", 1)))
-    if mechanism == "rr":
-        return pld.randomized_response(validate_epsilon(params.get("epsilon")), 2)
-    return pld.randomized_response(validate_epsilon(params.get("epsilon")),
-                                   _check_int(params.get("k"), "k (number of values)", 2))
-
-
-def compose_tradeoff(mechanism: str, params: Mapping[str, Any], compositions: int,
-                     alpha=None, *, method: str = "auto", eps_grid=None) -> TradeoffCurve:
-    """Trade-off curve of ``compositions`` independent runs of one mechanism.
-
-    Parameters
-    ----------
-    mechanism : {"gaussian", "laplace", "discrete_laplace", "rr", "krr"}
-        With ``params``: gaussian ``sigma``, ``sensitivity`` (default 1); laplace and
-        discrete_laplace ``scale``, ``sensitivity`` (default 1; an integer for the
-        discrete one); rr ``epsilon``; krr ``epsilon``, ``k``.
-    compositions : int
-        Number of runs, ≥ 1.
-    method : {"auto", "exact", "pld"}
-        ``exact``: the Gaussian is G_{μ√k}; rr, krr and discrete_laplace have privacy losses
-        on a lattice, so the k-fold loss distribution is a k-fold convolution of a finite
-        pmf and Neyman–Pearson on it is exact (support up to 20001 points). ``pld``:
-        :func:`profile_to_tradeoff` of ``PLD.<mechanism>(…).self_compose(k).delta``
-        (pessimistic). ``auto``: exact when possible, PLD otherwise (laplace, or a
-        lattice too large).
-    eps_grid : array_like, optional
-        Passed to :func:`profile_to_tradeoff` on the PLD route.
-    """
-    if mechanism not in COMPOSABLE:
-        raise ParameterError(f"unknown mechanism {mechanism!r}; expected one of "
-                             + ", ".join(COMPOSABLE))
-    if method not in ("auto", "exact", "pld"):
-        raise ParameterError(f"method must be auto, exact or pld, got {method!r}")
-    k = _check_int(compositions, "the number of compositions", 1)
-    a = _check_alpha(alpha)
-    if method != "pld" and mechanism == "gaussian":
-        sigma = _check_scale(params.get("sigma"), "σ")
-        return compose_gaussian(validate_sensitivity(params.get("sensitivity", 1.0)) / sigma,
-                                k, a)
-    pair = None if method == "pld" else _lattice_pair(mechanism, params)
-    if pair is not None and k * (pair[0].size - 1) + 1 <= _MAX_LATTICE:
-        ka, kb = _compose_lattice(*pair, k)
-        return TradeoffCurve(a, np.interp(a, ka, kb), f"{_describe(mechanism, params)}, "
-                             f"composed {k}×", True,
-                             "Neyman–Pearson on the exact k-fold privacy-loss lattice",
-                             knots=(ka, kb))
-    if method == "exact":
-        raise ParameterError(f"no exact composition for {mechanism} with these parameters "
-                             f"(laplace, or more than {_MAX_LATTICE} loss values)")
-    pld = _pld_for(mechanism, params)
-    composed = pld.self_compose(k) if k > 1 else pld
-    curve = profile_to_tradeoff(composed.delta, a, eps_grid,
-                                label=f"{_describe(mechanism, params)}, composed {k}× (PLD)")
-    return TradeoffCurve(curve.alpha, curve.beta, curve.label, False,
-                         "privacy-loss distribution composed, then " + curve.note,
-                         evaluator=curve.evaluator)

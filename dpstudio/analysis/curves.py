@@ -1,0 +1,221 @@
+"""What the analysis view's jobs return, and the names its curves are shown under.
+
+Plain dataclasses (no Qt): :class:`UtilityResult` (error against ε, a list of
+:class:`Curve`), :class:`TradeoffResult` (curves on the unit square, each a
+:class:`Line`, and a simulated attack's :class:`AttackPoints`) and :class:`Preview` (one
+simulated release beside the truth). The labels (:func:`curve_name`, :func:`metric_label`)
+are the legend texts the plots show.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from dpstudio.engine.errors import ParameterError
+from dpstudio.engine.trust_models import trust_model
+
+if TYPE_CHECKING:
+    from dpstudio.analysis.choices import Choices
+
+__all__ = [
+    "METRIC_LABELS",
+    "AttackPoints",
+    "Curve",
+    "Line",
+    "Preview",
+    "TradeoffResult",
+    "UtilityResult",
+    "curve_name",
+    "metric_label",
+    "short",
+    "trust_label",
+]
+
+
+@dataclass
+class Curve:
+    """One utility curve: error against ε (``low``/``high`` bound simulated points)."""
+
+    name: str
+    trust_model: str
+    mechanism: str
+    kind: str  # "analytic" or "simulation"
+    epsilon: np.ndarray
+    error: np.ndarray
+    low: np.ndarray | None = None
+    high: np.ndarray | None = None
+    primary: bool = True
+    #: An analytic line of the noise alone, where the release's expectation is not the
+    #: truth (clamping, imputation): its value at ε is not the whole error.
+    noise_only: bool = False
+
+
+@dataclass
+class UtilityResult:
+    """Error against ε of the chosen mechanism and of the other trust models' ones."""
+
+    key: tuple
+    metric: str
+    metric_label: str
+    curves: list[Curve]
+    n: int
+    reps: int
+    notes: list[str] = field(default_factory=list)
+    #: The ε the mechanism's parameters fix (rr with a chosen p), else None: the marker
+    #: then stands there, whatever the slider says.
+    fixed_epsilon: float | None = None
+
+
+@dataclass
+class Line:
+    """One trade-off curve β = f(α)."""
+
+    label: str
+    alpha: np.ndarray
+    beta: np.ndarray
+    exact: bool = True
+
+
+@dataclass
+class AttackPoints:
+    """Empirical (α, β) of likelihood-ratio tests with Clopper–Pearson intervals."""
+
+    label: str
+    alpha: np.ndarray
+    beta: np.ndarray
+    alpha_low: np.ndarray
+    alpha_high: np.ndarray
+    beta_low: np.ndarray
+    beta_high: np.ndarray
+    draws: int
+    confidence: float
+
+
+@dataclass
+class TradeoffResult:
+    """What an attacker can do at one ε: the bound, the release's curve, μ, k releases."""
+
+    epsilon: float
+    delta: float
+    compositions: int
+    bound: Line
+    mechanism: Line | None
+    gdp: Line | None
+    mu: float | None
+    composed: Line | None
+    attack: AttackPoints | None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Preview:
+    """One simulated release and the truth it estimates (the truth is for the analyst)."""
+
+    query: str
+    mechanism: str
+    trust_model: str
+    epsilon: float
+    delta: float
+    labels: list[str] | None  # cells of a histogram, None for one number
+    value: np.ndarray
+    ci_low: np.ndarray | None
+    ci_high: np.ndarray | None
+    truth: np.ndarray
+    confidence: float
+    source: str
+    seed: int
+    noise_scale: float | None = None
+    sensitivity: float | None = None
+    clamped: int = 0
+    notes: list[str] = field(default_factory=list)
+    simulated: bool = True
+    #: Number of reports of a local release (every row sends one), else None.
+    n: int | None = None
+    #: Imputed-column statistic minus the present values' (central imputation; analyst
+    #: only), else None.
+    imputation_shift: float | None = None
+
+
+METRIC_LABELS = {
+    "rmse": "RMSE",
+    "relative": "relative error",
+    "tv": "total-variation distance",
+}
+
+
+def metric_label(s: Choices) -> str:
+    """The utility plot's axis label: the error measure of what is released.
+
+    Parameters
+    ----------
+    s : Choices
+
+    Returns
+    -------
+    str
+        E.g. "RMSE of the mean", "total-variation distance of the counts".
+    """
+    what = {"histogram": "counts", "heavy_hitters": "word counts"}.get(s.query, s.query)
+    base = METRIC_LABELS.get(s.metric, s.metric)
+    return f"{base} of the {what}"
+
+
+def short(label: str, width: int = 26) -> str:
+    """A mechanism's label cut to ``width`` characters for legends.
+
+    Parameters
+    ----------
+    label : str
+    width : int
+
+    Returns
+    -------
+    str
+        ``label`` itself if it fits, else its start and an ellipsis.
+    """
+    return label if len(label) <= width else label[: width - 1].rstrip() + "…"
+
+
+def trust_label(tm: str) -> str:
+    """A trust model's name for people, from the engine's table.
+
+    Parameters
+    ----------
+    tm : str
+        A trust model's name.
+
+    Returns
+    -------
+    str
+        Its label ("Central"); an unknown name title-cased.
+    """
+    try:
+        return trust_model(tm).label
+    except ParameterError:
+        return tm.title()
+
+
+def curve_name(trust_model: str, label: str, kind: str) -> str:
+    """Legend name of a utility curve.
+
+    Parameters
+    ----------
+    trust_model : str
+    label : str
+        The mechanism's label.
+    kind : str
+        ``"simulated"`` (the Monte-Carlo points of the chosen mechanism), ``"bound"`` (a
+        protocol's planned error) or anything else for an analytic line.
+
+    Returns
+    -------
+    str
+        Trust model and mechanism, or "<trust model>: simulated releases".
+    """
+    if kind == "simulated":
+        return f"{trust_label(trust_model)}: simulated releases"
+    suffix = " (bound)" if kind == "bound" else ""
+    return f"{trust_label(trust_model)}: {short(label, 30)}{suffix}"

@@ -1,0 +1,204 @@
+"""One simulated release at the current choices, beside the true value it estimates.
+
+:func:`preview` runs the release as the engine would, on a seeded
+:class:`~dpstudio.engine.rng.SimulationSource`, and labels it a simulation. A central
+preview is :func:`~dpstudio.engine.queries.run_query`; a local one goes through the
+engine's own release path (:func:`~dpstudio.engine.local.run_local` on every row of the
+column), so its ``n`` and the value it estimates are those of a real release; shuffle
+runs its protocol, secure aggregation draws from its planned error. The truth is for the
+analyst only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dpstudio.analysis.choices import (
+    Choices,
+    cell_labels,
+    is_histogram,
+    local_column,
+    local_inputs,
+    resolved_params,
+)
+from dpstudio.analysis.curves import Preview, trust_label
+from dpstudio.analysis.dispatch import run
+from dpstudio.analysis.request import AnalysisSpec
+from dpstudio.analysis.utility import (
+    PLANNED_MODELS,
+    estimand,
+    imputation_shift,
+    protocol_values,
+    sum_args,
+    sum_plan,
+    sum_protocol,
+)
+from dpstudio.engine.errors import QueryError
+from dpstudio.engine.queries import QuerySpec
+from dpstudio.engine.rng import SimulationSource
+from dpstudio.engine.utility import true_value
+from dpstudio.jobs import State, check
+
+__all__ = ["preview"]
+
+#: Trust models whose protocol simulation is quick enough for a live preview (secure
+#: aggregation's pairwise masking costs seconds per thousand clients: its preview is drawn
+#: from the planned error instead).
+_LIVE_RUN = frozenset({"shuffle"})
+
+
+def preview(s: Choices, values: np.ndarray, state: State | None = None, *, seed: int = 1
+            ) -> Preview:
+    """One simulated release at the current choices, with its interval and the truth.
+
+    Parameters
+    ----------
+    s : Choices
+    values : numpy.ndarray
+        The column's values.
+    state : State, optional
+        Cancellation of the job.
+    seed : int
+        Seed of the simulation (the same seed gives the same release).
+
+    Returns
+    -------
+    Preview
+        Labelled simulated, with the truth it estimates (for the analyst only).
+
+    Raises
+    ------
+    QueryError
+        For a trust model without a preview (federated).
+    EngineError
+        For choices the engine refuses.
+    """
+    check(state)
+    source = SimulationSource(seed)
+    if s.trust_model == "central":
+        spec = s.spec()
+        rel = run(AnalysisSpec("central", spec), values, source).engine
+        truth = np.atleast_1d(true_value(values, spec)).astype(np.float64)
+        if isinstance(rel.value, dict):
+            labels = list(rel.value)
+            value = np.array([rel.value[c] for c in labels])
+            low = np.array([rel.ci_low[c] for c in labels])
+            high = np.array([rel.ci_high[c] for c in labels])
+        else:
+            labels = None
+            value = np.array([rel.value])
+            low = None if rel.ci_low is None else np.array([rel.ci_low])
+            high = None if rel.ci_high is None else np.array([rel.ci_high])
+        return Preview(s.query, s.mechanism, "central", s.epsilon, rel.delta, labels, value,
+                       low, high, truth, s.confidence, source.label, seed, rel.noise_scale,
+                       rel.sensitivity, rel.clamped, list(rel.notes),
+                       imputation_shift=imputation_shift(s, values))
+    if s.trust_model == "local" and s.query == "heavy_hitters":
+        return _heavy_hitters_preview(s, values, source, seed)
+    if s.trust_model == "local":
+        return _local_preview(s, values, source, seed)
+    if s.trust_model in PLANNED_MODELS:
+        return _sum_preview(s, values, source, seed)
+    raise QueryError(f"no preview for the {s.trust_model} model yet")
+
+
+def _local_preview(s: Choices, values: np.ndarray, source: Any, seed: int) -> Preview:
+    """A local release simulated through the engine's release path: every row sends one
+    report (:func:`~dpstudio.engine.local.run_local`), so n and the estimated value are
+    a real release's."""
+    params = resolved_params(s, s.epsilon)
+    column = local_column(s, values)
+    truth, _ = local_inputs(s, values)
+    if is_histogram(s):
+        res = _run_local(s, column, params, "histogram", source, categories=cell_labels(s))
+        labels = list(res.unbiased)  # the declared cells, then "other or missing"
+        value = np.array([res.unbiased[c] for c in labels])
+        low = np.array([res.ci_low[c] for c in labels])
+        high = np.array([res.ci_high[c] for c in labels])
+    else:
+        labels = None
+        res = _run_local(s, column, params, "mean", source, bounds=s.bounds)
+        value, low, high = (np.array([v]) for v in (res.unbiased, res.ci_low, res.ci_high))
+    notes = [f"each of the {res.n:,} people randomizes their own value before sending it; "
+             "the collector never sees raw data"] + list(res.notes)
+    return Preview(s.query, s.mechanism, "local", res.epsilon, res.delta, labels, value, low,
+                   high, truth, s.confidence, res.source, seed, clamped=res.clamped,
+                   notes=notes, n=res.n)
+
+
+def _run_local(s: Choices, column: Any, params: dict[str, Any], query: str, source: Any,
+               categories: Any = None, bounds: Any = None) -> Any:
+    """One simulated local release through the analysis layer's dispatch (the engine's
+    release path: every row sends a report); the engine's result object."""
+    given = {k: v for k, v in params.items() if k not in ("epsilon", "delta")}
+    spec = QuerySpec(query, s.mechanism, float(params.get("epsilon", s.epsilon)),
+                     delta=float(params.get("delta", 0.0) or 0.0), bounds=bounds,
+                     categories=None if categories is None else tuple(categories),
+                     relation="replace", confidence=s.confidence, params=given,
+                     column=s.column)
+    return run(AnalysisSpec("local", spec), column, source).engine
+
+
+def _heavy_hitters_preview(s: Choices, values: np.ndarray, source: Any, seed: int
+                           ) -> Preview:
+    """The words a heavy-hitters release would discover, with their estimated counts and
+    intervals; the truth is each discovered word's count in the column (analyst only)."""
+    from dpstudio.engine.local.respond import word_inputs
+
+    column = np.asarray(values, dtype=object)
+    res = _run_local(s, column, resolved_params(s, s.epsilon), "heavy_hitters", source)
+    items = res.items or []
+    labels = [str(i["item"]) for i in items]
+    words = res.oracle.prepare(word_inputs(column).values)  # as the devices see them
+    distinct, counts = np.unique(words.astype(str), return_counts=True)
+    index = dict(zip(distinct.tolist(), counts.tolist(), strict=True))
+    truth = np.array([float(index.get(w, 0)) for w in labels])
+    value = np.array([float(i["count"]) for i in items])
+    low = np.array([float(i["ci_low"]) for i in items])
+    high = np.array([float(i["ci_high"]) for i in items])
+    notes = [f"each of the {res.n:,} people sends one randomized report about their word; "
+             "the collector discovers the frequent words without a dictionary"] + list(
+                 res.notes)
+    return Preview(s.query, s.mechanism, "local", res.epsilon, res.delta, labels, value, low,
+                   high, truth, s.confidence, res.source, seed, notes=notes, n=res.n)
+
+
+def _sum_preview(s: Choices, values: np.ndarray, source: Any, seed: int) -> Preview:
+    """A sum or mean through the shuffle or secure-aggregation protocol.
+
+    Where running the protocol is quick (shuffling), it runs on the column. Otherwise
+    (secure aggregation, whose output is exactly the noisy sum but whose masking costs
+    seconds) the release is drawn from the protocol's planned error: normal noise of the
+    planned standard error around the clamped statistic.
+    """
+    truth = estimand(s, values)
+    x = protocol_values(s, values)
+    model = trust_label(s.trust_model)
+    if s.trust_model in _LIVE_RUN:
+        eps, dlt, params = sum_args(s, s.epsilon)
+        res = sum_protocol(s.trust_model, 1)(x, s.bounds, s.mechanism, eps, dlt, source,
+                                              query=s.query, **params)
+        value, half = float(res.value), float(res.error_bound)
+        notes = [f"{res.n:,} people's messages shuffled ({res.messages_per_user} per "
+                 f"person, {res.bits_per_message} bits each); the analyst sees only the "
+                 "shuffled multiset"] + list(res.notes)
+        eps_, dlt_ = res.epsilon, res.delta
+    else:
+        plan = sum_plan(s, values, s.epsilon)
+        clamped = float(x.sum()) if s.query == "sum" else float(x.mean())
+        gen = np.random.Generator(np.random.PCG64([int(w) for w in source.uint64(4)]))
+        value, half = clamped + gen.normal(0.0, plan.stderr), float(plan.error_bound)
+        n = getattr(plan, "n_clients", plan.n)
+        notes = [f"{n:,} clients add noise shares and mask their messages; the server "
+                 "learns only the noisy sum",
+                 "preview drawn from the protocol's planned error (normal approximation); "
+                 "the masking protocol itself is not re-run on every change"
+                 ] + list(plan.notes)  # the threat model the noise was planned for
+        eps_, dlt_ = plan.epsilon, plan.delta
+    notes.append(f"{model} model · interval: the protocol's rigorous {s.confidence:g} "
+                 "error bound")
+    return Preview(s.query, s.mechanism, s.trust_model, eps_, dlt_, None, np.array([value]),
+                   np.array([value - half]), np.array([value + half]), truth, s.confidence,
+                   source.label, seed, notes=notes, n=int(np.size(values)))

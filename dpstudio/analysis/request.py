@@ -1,0 +1,155 @@
+"""The analysis a user describes: a trust model, a query of a column, a mechanism and its
+parameters, and the few options that belong to one trust model.
+
+:class:`AnalysisSpec` is what every client (the CLI's ``query``, a project's release, the
+application's preview) hands to :func:`dpstudio.analysis.run`. The statistic itself is the
+engine's :class:`~dpstudio.engine.queries.QuerySpec`; this class adds who is trusted and
+what a model or a protocol needs besides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dpstudio.engine.queries import QuerySpec
+from dpstudio.engine.registry import REGISTRY, MechanismInfo
+
+__all__ = ["MODEL_QUERIES", "AnalysisSpec", "describe"]
+
+#: Queries that fit a model on declared features (the spec's column is the label).
+MODEL_QUERIES = ("logistic_regression",)
+
+
+@dataclass(frozen=True)
+class AnalysisSpec:
+    """One analysis, as described (and, after :func:`~dpstudio.analysis.resolve`, resolved).
+
+    Attributes
+    ----------
+    trust_model : str
+        ``"central"``, ``"local"``, ``"shuffle"`` or ``"distributed"``
+        (:data:`dpstudio.engine.trust_models.TRUST_MODELS`).
+    query : QuerySpec
+        The statistic, mechanism, ε, δ, relation, declared bounds or categories, and the
+        mechanism's parameters.
+    postprocess : str
+        Local histograms: ``"none"`` (unbiased), ``"clip"`` or ``"simplex"``.
+    dropouts : int
+        Distributed: clients that drop out after masking (in a simulation).
+    features : tuple of str, optional
+        Models: the feature columns (``query.column`` is the label).
+    feature_bounds : mapping, optional
+        Models: each feature's declared bounds (filled by resolution, never read off data).
+    """
+
+    trust_model: str
+    query: QuerySpec
+    postprocess: str = "none"
+    dropouts: int = 0
+    features: tuple[str, ...] | None = None
+    feature_bounds: Mapping[str, tuple[float, float]] | None = field(default=None,
+                                                                    compare=False)
+
+    @property
+    def info(self) -> MechanismInfo:
+        """The mechanism's registry entry."""
+        return REGISTRY.get(self.query.mechanism)
+
+    @property
+    def is_model(self) -> bool:
+        """Whether this analysis fits a model (rather than releasing a statistic)."""
+        return self.query.query in MODEL_QUERIES or self.features is not None
+
+    @property
+    def kind(self) -> str:
+        """The row of the capability table it falls under: ``"model"`` or the trust model."""
+        return "model" if self.is_model else self.trust_model
+
+    @property
+    def reads_labels(self) -> bool:
+        """Whether the column is read as labels (categories) rather than as numbers."""
+        q = self.query
+        if self.is_model:
+            return False
+        if self.trust_model == "local":
+            return q.query != "mean"
+        if self.trust_model == "central":
+            return q.query == "count" or (q.query == "histogram" and q.categories is not None)
+        return False
+
+    def params(self) -> dict[str, Any]:
+        """The mechanism's parameters other than ε and δ, as given."""
+        return dict(self.query.params)
+
+
+def describe(trust_model: str, query: str, mechanism: str, epsilon: float, *,
+             delta: float = 0.0, bounds: tuple[float, float] | None = None,
+             categories: tuple[str, ...] | None = None, bins: int | None = None,
+             quantile: float | None = None, relation: str = "add-remove",
+             confidence: float = 0.95, params: Mapping[str, Any] | None = None,
+             column: str | None = None, missing: str = "drop", impute: float | None = None,
+             postprocess: str = "none", dropouts: int = 0) -> AnalysisSpec:
+    """The analysis a user describes field by field (as the command line does), shaped
+    for its trust model.
+
+    The central model takes every field and validates the query. A local protocol states
+    its guarantee under ``replace`` (a report bounds its sender's value) and reads bounds
+    for a mean only; shuffle and secure-aggregation sums state theirs under ``replace``.
+
+    Returns
+    -------
+    AnalysisSpec
+
+    Raises
+    ------
+    QueryError, ParameterError
+        In one line, for a field the trust model cannot take.
+    """
+    build = _BUILDERS.get(trust_model, _protocol)
+    return build(trust_model, dict(
+        query=query, mechanism=mechanism, epsilon=epsilon, delta=delta, bounds=bounds,
+        categories=categories, bins=bins, quantile=quantile, relation=relation,
+        confidence=confidence, params=dict(params or {}), column=column, missing=missing,
+        impute=impute), postprocess, dropouts)
+
+
+def _central(trust: str, f: dict[str, Any], postprocess: str, dropouts: int) -> AnalysisSpec:
+    return AnalysisSpec(trust, QuerySpec(**f).validated())
+
+
+def _local(trust: str, f: dict[str, Any], postprocess: str, dropouts: int) -> AnalysisSpec:
+    from dpstudio.engine.errors import QueryError
+
+    info = REGISTRY.get(f["mechanism"])
+    if f["query"] not in info.queries:
+        raise QueryError(f"{info.name} answers {' or '.join(info.queries)} queries, not "
+                         f"{f['query']} (local protocols answer histogram or mean queries, "
+                         "and heavy_hitters on a text column with --mechanism sfp)")
+    if f["query"] == "mean" and f["bounds"] is None:
+        raise QueryError("a local mean needs declared bounds (e.g. --bounds 0,100)")
+    if f["query"] == "heavy_hitters" and f["categories"] is not None:
+        raise QueryError("heavy_hitters discovers the frequent words without a dictionary: "
+                         "drop --categories (a histogram counts declared categories)")
+    if f["delta"] and "delta" not in {p.name for p in info.params}:
+        info.resolve({**f["params"], "delta": f["delta"]})  # names the parameter it lacks
+    spec = QuerySpec(f["query"], f["mechanism"], f["epsilon"], delta=f["delta"],
+                     bounds=f["bounds"] if f["query"] == "mean" else None,
+                     categories=f["categories"], relation="replace",
+                     confidence=f["confidence"], params=f["params"], column=f["column"])
+    info.resolve(spec.mechanism_params())  # unknown or bad parameters, in one line
+    from dpstudio.analysis.resolve import check_randomizer_epsilon
+
+    check_randomizer_epsilon(spec, f["params"])
+    return AnalysisSpec(trust, spec, postprocess=postprocess)
+
+
+def _protocol(trust: str, f: dict[str, Any], postprocess: str, dropouts: int) -> AnalysisSpec:
+    spec = QuerySpec(f["query"], f["mechanism"], f["epsilon"], delta=f["delta"],
+                     bounds=f["bounds"], relation="replace", confidence=f["confidence"],
+                     params=f["params"], column=f["column"])
+    return AnalysisSpec(trust, spec, dropouts=dropouts)
+
+
+_BUILDERS = {"central": _central, "local": _local}

@@ -1,0 +1,276 @@
+"""What a registry entry is: a mechanism's metadata and parameters, as data.
+
+A :class:`MechanismInfo` says what a mechanism is (name, one-sentence description, trust
+models, value types it accepts) and what it takes (:class:`Param`: type, range, default,
+unit and help). The GUI's forms, the CLI's help, the docs and the contract test suite are
+generated from these entries.
+
+This module refers to no mechanism and to no registry, so the mechanism modules import it
+to describe themselves without importing what collects them
+(:mod:`dpstudio.engine.registry`, filled by :mod:`dpstudio.engine.mechanisms`).
+
+ε and δ are declared once, here (:data:`EPSILON`, :data:`DELTA`); an entry that needs
+another range derives it with :func:`dataclasses.replace` and says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dpstudio.engine.checks import number
+from dpstudio.engine.errors import ParameterError, QueryError
+from dpstudio.engine.trust_models import TRUST_MODELS
+
+__all__ = ["DELTA", "EPSILON", "KINDS", "VALUE_TYPES", "MechanismInfo", "NotAnEntryError",
+           "Param", "entry_named"]
+
+VALUE_TYPES = ("numeric", "integer", "categorical", "boolean", "scores", "text")
+KINDS = ("additive", "selection", "randomizer", "model")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a mechanism, described well enough to build a form field.
+
+    Attributes
+    ----------
+    name : str
+        The name used in specs, flags and JSON.
+    kind : str
+        ``"float"``, ``"int"``, ``"choice"`` or ``"bool"``.
+    default : Any
+        A valid value of the parameter.
+    help : str
+        One sentence for people (tooltip, ``--help``).
+    low, high : float or None
+        Bounds of a number; ``low_open``/``high_open`` make that end exclusive.
+    unit : str
+        Unit shown next to the value (empty when the number has none).
+    choices : tuple of str
+        The values of a ``"choice"``.
+    log_scale : bool
+        Asks a UI for a logarithmic slider.
+    label : str
+        Short name for people (``"ε"``); the name when empty.
+    """
+
+    name: str
+    kind: str
+    default: Any
+    help: str
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    unit: str = ""
+    choices: tuple[str, ...] = ()
+    log_scale: bool = False
+    label: str = ""
+
+    def validate(self, value: Any) -> Any:
+        """``value`` converted to this parameter's type and checked against its range.
+
+        The range check is :func:`dpstudio.engine.checks.number`, the engine's one
+        numeric range validator.
+
+        Parameters
+        ----------
+        value : Any
+            A value as given (number, or text from a flag or a spec).
+
+        Returns
+        -------
+        Any
+            The value as this parameter's type (``int``, ``float``, ``bool`` or the choice).
+
+        Raises
+        ------
+        ParameterError
+            With a one-line message naming the parameter and, for numbers, its range.
+        """
+        if self.kind == "choice":
+            if value not in self.choices:
+                raise ParameterError(
+                    f"{self.name} must be one of {', '.join(self.choices)}; got {value!r}"
+                )
+            return value
+        if self.kind == "bool":
+            if isinstance(value, str):
+                if value.lower() in ("1", "true", "yes", "on"):
+                    return True
+                if value.lower() in ("0", "false", "no", "off"):
+                    return False
+                raise ParameterError(f"{self.name} must be true or false; got {value!r}")
+            return bool(value)
+        checked = number(self.name, value, low=self.low, low_open=self.low_open,
+                         high=self.high, high_open=self.high_open)
+        if self.kind != "int":
+            return checked
+        if checked != int(checked):
+            raise ParameterError(f"{self.name} must be a whole number; got {value!r}")
+        return int(checked)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON description, as listed by ``dpstudio mechanisms --json``.
+
+        Returns
+        -------
+        dict
+            ``name``, ``label``, ``type``, ``default``, ``help``, ``unit``; the range for
+            numbers and ``choices`` for a choice.
+        """
+        out: dict[str, Any] = {
+            "name": self.name,
+            "label": self.label or self.name,
+            "type": self.kind,
+            "default": self.default,
+            "help": self.help,
+            "unit": self.unit,
+        }
+        if self.kind in ("float", "int"):
+            out.update(low=self.low, high=self.high, low_open=self.low_open,
+                       high_open=self.high_open, log_scale=self.log_scale)
+        if self.choices:
+            out["choices"] = list(self.choices)
+        return out
+
+
+#: The privacy-loss bound ε of every entry. The upper end 100 is the form's: beyond it no
+#: release is private in any useful sense, and e^ε stays far from overflowing.
+EPSILON = Param("epsilon", "float", 1.0, "Privacy-loss bound: smaller ε means stronger privacy.",
+                low=0.0, low_open=True, high=100.0, log_scale=True, label="ε")
+
+#: The probability δ that the ε bound may fail, for the entries that take one.
+DELTA = Param("delta", "float", 1e-6,
+              "Probability that the ε bound may fail; keep it well below 1/n.",
+              low=0.0, low_open=True, high=1.0, high_open=True, log_scale=True, label="δ")
+
+
+@dataclass(frozen=True)
+class MechanismInfo:
+    """A registry entry: metadata plus the factory that builds the calibrated mechanism.
+
+    ``kind`` says which contract the built object follows: ``"additive"`` mechanisms add
+    integer noise to an integer-valued statistic (:mod:`dpstudio.engine.additive`),
+    ``"selection"`` mechanisms pick one candidate from scores
+    (:mod:`dpstudio.engine.selection`), ``"randomizer"`` mechanisms randomize each record
+    (local randomizers, and the shuffle and secure-aggregation sum protocols), ``"model"``
+    mechanisms release a fitted model (:mod:`dpstudio.engine.learning`).
+    """
+
+    name: str
+    label: str
+    description: str
+    trust_models: tuple[str, ...]
+    value_types: tuple[str, ...]
+    kind: str
+    params: tuple[Param, ...]
+    factory: Callable[..., Any] = field(repr=False, compare=False)
+    needs_delta: bool = False
+    queries: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown mechanism kind {self.kind!r}")
+        unknown = set(self.trust_models) - set(TRUST_MODELS)
+        if unknown:
+            raise ValueError(f"unknown trust models {sorted(unknown)}")
+
+    def param(self, name: str) -> Param:
+        """The parameter called ``name``.
+
+        Raises
+        ------
+        KeyError
+            When the entry has no such parameter.
+        """
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def resolve(self, given: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Defaults overlaid with ``given``, each value validated; unknown names refused.
+
+        Parameters
+        ----------
+        given : dict, optional
+            Parameter values by name.
+
+        Returns
+        -------
+        dict
+            Every parameter of the entry, validated.
+
+        Raises
+        ------
+        ParameterError
+            For an unknown name or a value out of its parameter's range (one line).
+        """
+        given = dict(given or {})
+        unknown = set(given) - {p.name for p in self.params}
+        if unknown:
+            raise ParameterError(
+                f"{self.name} has no parameter {', '.join(sorted(unknown))} "
+                f"(it takes: {', '.join(p.name for p in self.params) or 'none'})"
+            )
+        return {p.name: p.validate(given.get(p.name, p.default)) for p in self.params}
+
+    def build(self, **kwargs: Any) -> Any:
+        """Build the mechanism; keyword arguments are its resolved parameters and context."""
+        return self.factory(**kwargs)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON description, as listed by ``dpstudio mechanisms --json``."""
+        return {
+            "name": self.name,
+            "label": self.label,
+            "description": self.description,
+            "trust_models": list(self.trust_models),
+            "value_types": list(self.value_types),
+            "kind": self.kind,
+            "needs_delta": self.needs_delta,
+            "queries": list(self.queries),
+            "params": [p.to_dict() for p in self.params],
+            "references": list(self.references),
+        }
+
+
+class NotAnEntryError(ParameterError, QueryError):
+    """A mechanism name that is none of the entries a function runs.
+
+    Both a bad parameter (an unknown name) and a query those entries cannot answer (a
+    mechanism of another trust model): the modules that raise it look among their own
+    entries only, never in the registry, so they cannot tell the two apart, and a caller
+    catching either error sees it.
+    """
+
+
+def entry_named(entries: tuple[MechanismInfo, ...], name: str, what: str) -> MechanismInfo:
+    """The entry called ``name`` among ``entries`` (one module's ``ENTRIES``).
+
+    Parameters
+    ----------
+    entries : tuple of MechanismInfo
+        Where to look.
+    name : str
+        The mechanism's registry name.
+    what : str
+        What the entries are, for the message (``"a shuffle-model mechanism"``).
+
+    Returns
+    -------
+    MechanismInfo
+
+    Raises
+    ------
+    NotAnEntryError
+        When no entry has that name: "``name`` is not ``what``".
+    """
+    for info in entries:
+        if info.name == name:
+            return info
+    raise NotAnEntryError(f"{name} is not {what}")

@@ -1,0 +1,145 @@
+"""A column as a query sees it: present values, missing ones, category codes.
+
+Missing values (None, empty, NaN, ±inf) are detected once here (:func:`present_mask`);
+numeric columns are prepared under the spec's missing treatment (dropped or imputed) with
+the analyst-only counts of clamped and missing values; categorical columns become codes
+into the declared labels (:func:`row_codes`, :func:`category_codes`), one dictionary
+look-up per distinct value.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpstudio.engine.errors import QueryError
+from dpstudio.engine.missing import fill_missing
+from dpstudio.engine.queries.spec import QuerySpec, check_bounds
+
+__all__ = ["category_codes", "present_mask", "row_codes"]
+
+
+@dataclass
+class _Column:
+    """A numeric column prepared for a query.
+
+    ``values``: the finite values, with missing ones (empty, NaN, ±inf) dropped or, when
+    the spec imputes, replaced by the declared constant. The counts are analyst-only.
+    """
+
+    values: np.ndarray
+    clamped: int
+    missing: int
+    non_finite: int
+
+
+def _numeric(values: np.ndarray, spec: QuerySpec) -> _Column:
+    """The column's values under the spec's missing treatment, and analyst-only counts
+    (outside the declared bounds; missing; of which ±inf)."""
+    try:
+        v = np.asarray(values, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise QueryError(f"a {spec.query} needs a numeric column") from None
+    if v.size == 0:
+        raise QueryError("the column is empty")
+    present = v[np.isfinite(v)]
+    c = spec.impute_value()
+    # ±inf is missing too: imputed (never clamped) or dropped, and counted.
+    filled, missing, non_finite = fill_missing(v, math.nan if c is None else c)
+    if c is not None:
+        used = filled
+    elif present.size == 0:
+        raise QueryError("the column has no finite values (all missing, NaN or infinite)")
+    else:
+        used = present
+    clamped = 0
+    if spec.bounds is not None:
+        lo, hi = check_bounds(spec.bounds)
+        clamped = int(np.count_nonzero((present < lo) | (present > hi)))
+    return _Column(used, clamped, missing, non_finite)
+
+
+def _missing_counts(values: np.ndarray) -> tuple[int, int]:
+    """(missing, of which ±inf) in a column: analyst-only counts."""
+    v = np.asarray(values).reshape(-1)
+    infinite = int(np.count_nonzero(np.isinf(v))) if v.dtype.kind in "fc" else 0
+    return int(np.count_nonzero(~present_mask(v))), infinite
+
+
+def present_mask(values: np.ndarray) -> np.ndarray:
+    """Mask of the non-missing entries of a column.
+
+    Missing means None or NaN (NaN is the one value ≠ itself) and, in a numeric column,
+    also ±inf, which no release treats as a value.
+
+    Parameters
+    ----------
+    values : array_like
+        The column (numeric, or an object array of labels).
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        True where the entry is present, of the column's shape.
+    """
+    v = np.asarray(values)
+    if v.dtype.kind in "fc":
+        return np.isfinite(v)
+    if v.dtype.kind != "O":
+        return np.ones(v.shape, dtype=bool)
+    return np.not_equal(v, None) & np.equal(v, v)
+
+
+def row_codes(values: np.ndarray, labels: list[str]) -> tuple[np.ndarray, int]:
+    """One code per row: the index into ``labels`` of a declared value, −1 otherwise.
+
+    Values are compared with the labels as text. Vectorized: one dictionary look-up per
+    distinct value, not per record.
+
+    Parameters
+    ----------
+    values : array_like
+        The column.
+    labels : list of str
+        The declared categories.
+
+    Returns
+    -------
+    codes : numpy.ndarray of int64
+        Per row, the index into ``labels``, or −1 for a missing or undeclared value.
+    undeclared : int
+        How many present values were not declared (analyst-only).
+    """
+    v = np.asarray(values).reshape(-1)
+    present = present_mask(v)
+    codes = np.full(v.size, -1, dtype=np.int64)
+    if not present.any():
+        return codes, 0
+    distinct, inverse = np.unique(v[present].astype(str), return_inverse=True)
+    index = {c: i for i, c in enumerate(labels)}
+    codes[present] = np.array([index.get(d, -1) for d in distinct.tolist()],
+                              dtype=np.int64)[inverse]
+    return codes, int(np.count_nonzero(codes[present] < 0))
+
+
+def category_codes(values: np.ndarray, labels: list[str]) -> tuple[np.ndarray, int]:
+    """Codes of the present, declared values only (missing and undeclared ones left out).
+
+    Parameters
+    ----------
+    values : array_like
+        The column.
+    labels : list of str
+        The declared categories.
+
+    Returns
+    -------
+    codes : numpy.ndarray of int64
+        Indices into ``labels`` of the declared values, in row order.
+    undeclared : int
+        How many present values were not declared (analyst-only).
+    """
+    codes, undeclared = row_codes(values, labels)
+    return codes[codes >= 0], undeclared

@@ -1,0 +1,73 @@
+"""Hypothesis-testing trade-off functions: how well can an adversary tell D from D′?
+
+An adversary who sees one release tests H0 "the data was D" against H1 "the data was D′"
+(neighbours). A test has a type I error α (false alarm: rejecting H0 when D is true) and a
+type II error β (missed detection). The *trade-off function* of the mechanism's two output
+distributions P (on D) and Q (on D′) is the smallest β any test reaches at type I error α,
+
+    f(α) = T(P, Q)(α) = inf {β_φ : α_φ ≤ α},
+
+(Wasserman & Zhou 2010; Kairouz, Oh & Viswanath 2017; Dong, Roth & Su 2019, "Gaussian
+Differential Privacy", hereafter DRS). The infimum is reached by the Neyman–Pearson test
+that rejects H0 where the likelihood ratio Q/P is largest (randomizing at the threshold),
+so f is convex, non-increasing, continuous on (0, 1], f(α) ≤ 1 − α, and f(1) = 0. A
+mechanism is (ε, δ)-DP exactly when f lies above
+
+    f_{ε,δ}(α) = max(0, 1 − δ − e^ε α, e^{−ε} (1 − δ − α))        (DRS Prop. 2.5)
+
+for every pair of neighbours. Curves are values of :class:`TradeoffCurve` on a grid of α
+(:func:`alpha_grid`); closed forms are exact, piecewise-linear curves carry their exact
+breakpoints (``knots``), and curves built from a privacy profile are *pessimistic* lower
+envelopes (``exact=False``): they never claim more privacy than the mechanism has.
+
+Composition of Gaussian mechanisms is exact (G_μ composed k times is G_{μ√k}, DRS Cor.
+3.3); randomized response, K-RR and the discrete Laplace mechanism compose exactly on
+their lattice of privacy losses (up to 20001 lattice points); the continuous Laplace
+mechanism, and larger lattices, compose through the privacy-loss distributions of
+:mod:`dpstudio.engine.accounting.pld` and :func:`profile_to_tradeoff` (DRS Prop. 2.12).
+What an attacker achieves empirically is in :mod:`dpstudio.engine.attack`.
+
+The package holds three modules: :mod:`~dpstudio.engine.tradeoff.curves` (the curve type,
+closed forms and finite-output curves), :mod:`~dpstudio.engine.tradeoff.profiles` (privacy
+profile ↔ curve) and :mod:`~dpstudio.engine.tradeoff.compose` (composition). Every public
+name is re-exported here: import from ``dpstudio.engine.tradeoff``. The trade-off curve of a
+whole release (all its noisy statistics) is :mod:`dpstudio.engine.release_curve`.
+"""
+
+from dpstudio.engine.tradeoff.compose import COMPOSABLE, compose_gaussian, compose_tradeoff
+from dpstudio.engine.tradeoff.curves import (
+    TradeoffCurve,
+    alpha_grid,
+    discrete_laplace_tradeoff,
+    discrete_tradeoff,
+    epsilon_delta_tradeoff,
+    gaussian_tradeoff,
+    krr_tradeoff,
+    laplace_tradeoff,
+    neyman_pearson_knots,
+    randomized_response_tradeoff,
+)
+from dpstudio.engine.tradeoff.profiles import (
+    gaussian_epsilon,
+    profile_to_tradeoff,
+    tradeoff_to_profile,
+)
+
+__all__ = [
+    "COMPOSABLE",
+    "TradeoffCurve",
+    "alpha_grid",
+    "compose_gaussian",
+    "compose_tradeoff",
+    "discrete_laplace_tradeoff",
+    "discrete_tradeoff",
+    "epsilon_delta_tradeoff",
+    "gaussian_epsilon",
+    "gaussian_tradeoff",
+    "krr_tradeoff",
+    "laplace_tradeoff",
+    "neyman_pearson_knots",
+    "profile_to_tradeoff",
+    "randomized_response_tradeoff",
+    "tradeoff_to_profile",
+]

@@ -1,0 +1,462 @@
+"""The release transaction: prepare, charge, write, confirm; and the helpers it needs.
+
+Transaction design (a release is in the ledger if and only if its files are written)
+-----------------------------------------------------------------------------------
+A release runs under the project's inter-process lock (``<project>.lock``, see
+:class:`~dpstudio.project._fs.ProjectLock`) in three steps:
+
+1. **Charge.** In one ``BEGIN IMMEDIATE`` transaction: re-check the budget, insert the
+   release as ``pending``, draw the noise, render every output file *in memory*, record
+   the files' names, sizes and SHA-256, commit. If anything fails before the commit, the
+   transaction rolls back: nothing is charged and nothing has been written — the noise
+   drawn existed only in this process's memory and was never observed.
+2. **Write.** Each file goes to a temporary name (``.NAME.UID.tmp``), is fsynced and
+   renamed into place; then the folder is fsynced. Nothing is written before step 1
+   commits, so every file in the output folder belongs to a recorded release.
+3. **Confirm.** Mark the release ``done`` (one autocommit statement).
+
+Recovery (every open that can take the lock, and before every release): a ``pending``
+release belongs to a process that died — the lock proves no live process is inside a
+release. If all its files are present with their recorded hashes, step 2 completed and it
+becomes ``done``. Otherwise its files and temporary files are deleted (folder fsynced)
+and only then is it marked ``aborted`` with no files, in one transaction; if recovery is
+itself interrupted, the release is still ``pending`` and the next recovery finishes the
+job (deleting is idempotent). Renames are atomic, so a final name never holds a partial
+file. The ledger and the folder therefore agree after recovery whatever the interleaving.
+A pending release whose output folder is missing altogether (an unplugged drive) is left
+pending, never guessed at.
+
+An ``aborted`` release stays charged: its noise was drawn and some of its files may have
+been written — and read, copied or synced — before the interruption. It is not a release
+(it lists no files, shows no value), but its ε and δ count against the budget.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import sqlite3
+import tempfile
+import uuid
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from dpstudio.analysis import AnalysisResult, AnalysisSpec, capability, release_refusal, resolve
+from dpstudio.analysis import run as run_analysis
+from dpstudio.analysis.resolve import reader_for
+from dpstudio.data.atomic import fsync_dir, write_durably
+from dpstudio.data.columns import require_column
+from dpstudio.data.dataset import open_dataset
+from dpstudio.data.fingerprint import ContentFingerprint, content_fingerprint, sha256_file
+from dpstudio.data.schema import Schema
+from dpstudio.engine.accounting.budget import exact
+from dpstudio.engine.queries import QuerySpec
+from dpstudio.engine.rng import SecureSource
+from dpstudio.project import _chain
+from dpstudio.project._fs import pause, tmp_name
+from dpstudio.project.accountant import get_accountant
+from dpstudio.project.errors import (
+    BudgetExceededError,
+    DatasetChangedError,
+    LedgerTamperedError,
+    ProjectError,
+)
+from dpstudio.project.identity import declared_dict
+from dpstudio.project.records import DatasetRecord, ReleaseRecord, dec_text
+from dpstudio.project.recovery import tamper_message
+from dpstudio.project.spec import ReleaseSpec
+from dpstudio.project.store import absolute, now
+from dpstudio.project.values import ModelInput, read_model_columns, read_values
+
+__all__ = ["RELEASE_WAIT", "ReleaseTransaction"]
+
+# How long a release waits for the project lock while other releases go first. Releases
+# queue on it one at a time; a hundred started at once on a busy machine can wait well
+# beyond a minute, and each must end with a definitive answer (released, or budget
+# exceeded), never "busy". The bound only ends a wait behind a holder that is alive but
+# stuck (a dead holder's lock is dropped by the kernel at once).
+RELEASE_WAIT = 900.0
+
+
+def _slug(text: str) -> str:
+    s = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")
+    return s[:48].strip("-.") or "release"
+
+
+@dataclass
+class _Prepared:
+    """A release checked and ready to charge: nothing drawn, nothing charged yet."""
+
+    spec: ReleaseSpec
+    query: QuerySpec
+    notes: list[str]
+    path: Path
+    fingerprint: str
+    name: str
+    schema: dict[str, Any]
+    record: DatasetRecord | None
+    budget: tuple[Decimal, Decimal]
+    relation: str
+    accountant: str
+    charge: tuple[Decimal, Decimal]
+    values: Any
+    reader: str
+    out: Path
+    created_dirs: list[Path]
+    trust_model: str = "central"
+    #: A model release (``logistic_regression``): its prepared columns and feature bounds.
+    model: ModelInput | None = None
+    #: The rows as parsed; and, for a new version of a registered dataset, whose budget.
+    content: ContentFingerprint | None = None
+    budget_of: int | None = None
+    #: The resolved analysis the noise is drawn for (:func:`dpstudio.analysis.run`).
+    analysis: AnalysisSpec | None = None
+
+    def cleanup_dirs(self) -> None:
+        """Remove output folders this release created, if they are still empty."""
+        for d in reversed(self.created_dirs):
+            with contextlib.suppress(OSError):
+                d.rmdir()
+
+
+class ReleaseTransaction:
+    """Releasing, mixed into :class:`~dpstudio.project.project.Project`: :meth:`check`
+    and :meth:`release` (the three steps of the module docstring)."""
+
+    def check(self, spec: ReleaseSpec, out_dir: str | os.PathLike[str]) -> dict[str, Any]:
+        """Everything :meth:`release` checks first, without drawing noise or writing.
+
+        Returns the resolved query, the charge, the budget left and the notes; raises
+        like :meth:`release` would (BudgetExceededError, DatasetChangedError, …).
+        """
+        prep = self._prepare(spec, out_dir, create_out=False)
+        remaining = prep.budget if prep.record is None else self.remaining(prep.record)
+        return {"query": prep.query, "epsilon": prep.charge[0], "delta": prep.charge[1],
+                "registers_dataset": prep.record is None, "dataset": prep.name,
+                "notes": prep.notes, "budget": prep.budget, "remaining": remaining}
+
+    def release(self, spec: ReleaseSpec, out_dir: str | os.PathLike[str]) -> ReleaseRecord:
+        """Perform a release: charge the budget, write the files, record them.
+
+        Raises BudgetExceededError (nothing charged, nothing written), DatasetChangedError,
+        SpecError/ProjectError/DataError/EngineError for bad input (likewise), or
+        ProjectError when writing fails after charging (files removed, budget charged).
+        """
+        with self._lock.held(RELEASE_WAIT):
+            self._recover_locked()
+            pause("start")
+            prep = self._prepare(spec, out_dir, create_out=True)
+            try:
+                release_id, uid, files = self._charge(prep)
+            except BaseException:
+                prep.cleanup_dirs()
+                raise
+            return self._write(release_id, uid, files, prep.out)
+
+    def _prepare(self, spec: ReleaseSpec, out_dir: str | os.PathLike[str], create_out: bool
+                 ) -> _Prepared:
+        trust_model = spec.trust_model
+        analysis = AnalysisSpec(trust_model, spec.query, features=spec.features)
+        refused = release_refusal(analysis)  # the capability table decides, in one sentence
+        if refused is not None:
+            raise ProjectError(refused)
+        get_accountant(spec.accountant)
+        self._require_intact()  # an edited ledger: no release until it is acknowledged
+        path = Path(absolute(spec.dataset))
+        if not path.is_file():
+            raise ProjectError(f"dataset {spec.dataset}: no such file")
+        fingerprint = sha256_file(path)
+        if spec.fingerprint is not None and spec.fingerprint != fingerprint:
+            raise DatasetChangedError(
+                f"warning: {path.name} is not the dataset the spec names (SHA-256 "
+                f"{fingerprint[:12]}… is not {spec.fingerprint[:12]}…); refusing to release")
+        data = open_dataset(path, header=spec.header)
+        if sha256_file(path) != fingerprint:
+            raise DatasetChangedError(f"warning: {path.name} changed while it was being read; "
+                                      "refusing to release")
+        # A dataset is its rows as parsed: the same rows re-encoded or reordered spend the
+        # same budget (the byte hash still names the exact file, in the manifest).
+        content = content_fingerprint(data.frame)
+        record, budget_of, identity_notes = self._identify(
+            path, fingerprint, content, spec.share_budget_with, spec.separate_budget)
+        if not spec.query.column:
+            raise ProjectError("the spec names no column")
+        require_column(data.frame, spec.query.column)
+        declared = data.declared
+        if declared is None and record is not None:  # moved without its sidecar
+            with contextlib.suppress(Exception):
+                declared = Schema.from_dict(record.schema)
+        for feature in spec.features or ():
+            require_column(data.frame, feature)
+        analysis, notes = resolve(analysis, declared)
+        query, model_bounds = analysis.query, analysis.feature_bounds
+        notes = identity_notes + notes
+        if record is not None or budget_of is not None:
+            # A version of a dataset spends (and is accounted like) the dataset it shares.
+            root = self.dataset(record.budget_root if record is not None else budget_of)
+            budget = (root.budget_epsilon, root.budget_delta)
+            relation, accountant = root.relation, root.accountant
+            schema = record.schema if record is not None else declared_dict(data.declared)
+        else:
+            budget, relation, accountant = self._registration(
+                spec.budget_epsilon, spec.budget_delta, None, spec.accountant, path.name)
+            schema = declared_dict(data.declared)
+        if spec.accountant != accountant:
+            raise ProjectError(f"{path.name} is accounted with the {accountant} accountant; the "
+                               f"spec asks for {spec.accountant}")
+        if model_bounds is not None and relation != "replace":
+            raise ProjectError(f"{path.name} is budgeted under the {relation} relation; a model "
+                               "release needs a dataset budgeted under replace (its noise "
+                               "bounds replacing one record, with n public)")
+        if query.relation != relation:
+            raise ProjectError(f"{path.name} is budgeted under the {relation} relation; set "
+                               f"relation = \"{relation}\" in the spec (ε under one relation "
+                               "does not bound the other)")
+        model = None
+        if model_bounds is not None:
+            model = read_model_columns(data.frame, query.column, tuple(spec.features),
+                                       model_bounds)
+            values = None
+        else:
+            values = read_values(data.frame, query, declared)
+        acc = get_accountant(accountant)
+        # The query's ε and δ are the engine's own (a local query's are its randomizer's,
+        # see resolve_local_query); _charge checks them again against the result object.
+        charge = acc.charge(query)
+        with self._db() as conn:
+            charges = (self._charges(conn, record.id) if record is not None else
+                       self._charges(conn, budget_of) if budget_of is not None else [])
+        label = path.name
+        if record is not None and record.fingerprint != fingerprint:
+            label += f" (the same rows as registered dataset #{record.id}, {record.name})"
+        elif record is not None and record.budget_of is not None or budget_of is not None:
+            label += (f" (a version of dataset #{budget_of or record.budget_of}, sharing its "
+                      "budget)")
+        _check_budget(acc, budget, charges, charge, label)
+        out, created = _output_folder(out_dir, create_out)
+        return _Prepared(spec, query, notes, path, fingerprint, path.name, schema, record, budget,
+                         relation, accountant, charge, values, reader_for(query, declared),
+                         out, created, trust_model, model, content, budget_of, analysis)
+
+    def _stem(self, release_id: int, prep: _Prepared, uid: str) -> str:
+        from dpstudio.export.bundle import file_names
+
+        base = _slug(prep.spec.name or f"{prep.query.query}-{prep.query.column}")
+        for stem in (f"r{release_id:04d}-{base}", f"r{release_id:04d}-{base}-{uid[:8]}"):
+            names = file_names(stem, prep.spec.formats, prep.spec.report, prep.spec.script,
+                               records="records" in capability(prep.trust_model).options)
+            if not any((prep.out / n).exists() or (prep.out / tmp_name(n, uid)).exists()
+                       for n in names):
+                return stem
+        raise ProjectError(f"{prep.out} already holds files named like this release's; choose "
+                           "another output folder")
+
+    def _charge(self, prep: _Prepared) -> tuple[int, str, list]:
+        """Step 1: check, draw, render, record as pending — one transaction."""
+        from dpstudio.export.bundle import BundleInput, render_bundle
+
+        acc = get_accountant(prep.accountant)
+        uid = uuid.uuid4().hex
+        created_at = now()
+        with self._transaction() as conn:
+            if prep.record is None:
+                dataset_id = self._insert_dataset(conn, prep.fingerprint, prep.path, prep.schema,
+                                                  prep.budget, prep.relation, prep.accountant,
+                                                  prep.content, prep.budget_of)
+            else:
+                dataset_id = prep.record.id
+            problems = self._audit_locked(conn).problems  # edited since _prepare checked?
+            if problems:
+                raise LedgerTamperedError(tamper_message(self.path, problems), problems)
+            charges = self._charges(conn, dataset_id)
+            _check_budget(acc, prep.budget, charges, prep.charge, prep.name)
+            spec_dict = _spec_dict(prep)
+            cur = conn.execute(
+                "INSERT INTO releases (uid, dataset_id, status, created_at, query, column_name, "
+                "mechanism, trust_model, epsilon, delta, accountant, spec_json, noise_json, "
+                "out_dir) VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, '{}', ?)",
+                (uid, dataset_id, created_at, prep.query.query, prep.query.column,
+                 prep.query.mechanism, prep.trust_model, str(prep.charge[0]), str(prep.charge[1]),
+                 prep.accountant, json.dumps(spec_dict, ensure_ascii=False), str(prep.out)))
+            release_id = int(cur.lastrowid)
+            history = self._history(conn, dataset_id, release_id)
+            public, records, result = _draw(prep)  # the noise
+            # What is charged, written and shown is the (ε, δ) of the engine object that drew
+            # the noise, never the spec's. Nothing drawn has been seen yet: if it is more than
+            # was checked, the budget is checked again and the transaction may still roll back.
+            charge = (exact(float(result.epsilon)), exact(float(result.delta)))
+            if charge != prep.charge:
+                _check_budget(acc, prep.budget, charges, charge, prep.name)
+                conn.execute("UPDATE releases SET epsilon = ?, delta = ? WHERE id = ?",
+                             (str(charge[0]), str(charge[1]), release_id))
+                history = self._history(conn, dataset_id, release_id)
+            _chain.record_release(conn, release_id)
+            public["notes"] = prep.notes + list(public.get("notes", []))
+            stem = self._stem(release_id, prep, uid)
+            # The report and the script read ε and δ off the spec they are given: give them
+            # the engine object's, like the manifest and the ledger.
+            shown = prep.query
+            if (float(shown.epsilon), float(shown.delta)) != (float(result.epsilon),
+                                                               float(result.delta)):
+                shown = replace(shown, epsilon=float(result.epsilon),
+                                delta=float(result.delta))
+            files = render_bundle(BundleInput(
+                release_id=release_id, uid=uid, created_at=created_at, stem=stem,
+                dataset_name=prep.name, dataset_path=str(prep.path),
+                fingerprint=prep.fingerprint, schema=prep.schema, spec=shown,
+                public=public, epsilon=charge[0], delta=charge[1],
+                accountant=prep.accountant, budget_epsilon=prep.budget[0],
+                budget_delta=prep.budget[1], formats=prep.spec.formats,
+                report=prep.spec.report, script=prep.spec.script, reader=prep.reader,
+                history=history, trust_model=prep.trust_model, records=records,
+                header=prep.spec.header))
+            conn.executemany(
+                "INSERT INTO release_files (release_id, name, role, sha256, bytes) VALUES "
+                "(?, ?, ?, ?, ?)",
+                [(release_id, f.name, f.role, f.sha256, len(f.data)) for f in files])
+            noise = result.noise_description(public)
+            conn.execute("UPDATE releases SET noise_json = ?, result_json = ? WHERE id = ?",
+                         (json.dumps(noise, allow_nan=False),
+                          json.dumps(public, allow_nan=False, ensure_ascii=False), release_id))
+            pause("before-charge-commit")
+        pause("charged")
+        return release_id, uid, files
+
+    def _history(self, conn: sqlite3.Connection, dataset_id: int, this_id: int
+                 ) -> list[dict[str, Any]]:
+        _, members = self._group(conn, dataset_id)
+        marks = ", ".join("?" * len(members))
+        rows = conn.execute("SELECT id, created_at, query, column_name, mechanism, epsilon, "
+                            f"delta, status FROM releases WHERE dataset_id IN ({marks}) ORDER "
+                            "BY id", tuple(sorted(members))).fetchall()
+        return [{"id": r[0], "time": r[1], "query": r[2], "column": r[3], "mechanism": r[4],
+                 "epsilon": float(_chain.amount(r[5]) or 0), "delta": float(
+                     _chain.amount(r[6]) or 0),
+                 "status": "this release" if r[0] == this_id else r[7]} for r in rows]
+
+    def _write(self, release_id: int, uid: str, files: list, out: Path) -> ReleaseRecord:
+        """Steps 2 and 3: write each file durably under a temporary name, rename, confirm."""
+        current = ""
+        # write_atomic's two steps, spelled out: recovery must find each temporary under the
+        # release's own name, the crash tests pause between the steps, and one folder fsync
+        # covers every file.
+        try:
+            for f in files:
+                current = f.name
+                tmp = out / tmp_name(f.name, uid)
+                write_durably(tmp, f.data)
+                pause("tmp-written")
+                os.replace(tmp, out / f.name)
+                pause("renamed")
+            fsync_dir(out)
+            pause("folder-synced")
+        except BaseException as exc:
+            note = (f"aborted: could not write {current}"
+                    + (f" ({exc.strerror or exc})" if isinstance(exc, OSError) else
+                       f" ({type(exc).__name__})"))
+            self._abort(release_id, uid, out, [f.name for f in files], note)
+            if isinstance(exc, OSError):
+                raise ProjectError(f"release #{release_id} aborted: could not write {current} "
+                                   f"in {out} ({exc.strerror or exc}); its files were removed "
+                                   "and its budget stays charged") from None
+            raise
+        try:
+            with self._db() as conn:
+                conn.execute("UPDATE releases SET status = 'done', finished_at = ? WHERE id = ? "
+                             "AND status = 'pending'", (now(), release_id))
+        except ProjectError as exc:
+            raise ProjectError(f"release #{release_id} was written to {out} but the ledger "
+                               f"could not confirm it ({exc}); reopening the project confirms "
+                               "it") from None
+        pause("done")
+        return self.release_record(release_id)
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _check_budget(acc, budget: tuple[Decimal, Decimal], charges: list,
+                  request: tuple[Decimal, Decimal], name: str) -> None:
+    if acc.fits(budget, charges, request):
+        return
+    spent = acc.spent(charges)
+    left = (budget[0] - spent[0], budget[1] - spent[1])
+    shown = tuple(max(x, Decimal(0)) for x in left)
+    raise BudgetExceededError(
+        f"budget exceeded for {name}: this release needs ε = {dec_text(request[0])}, "
+        f"δ = {dec_text(request[1])}, but only ε = {dec_text(shown[0])}, δ = "
+        f"{dec_text(shown[1])} is left (of ε = {dec_text(budget[0])}, δ = "
+        f"{dec_text(budget[1])}, {acc.name} accountant)", left[0], left[1])
+
+
+def _output_folder(out_dir: str | os.PathLike[str], create: bool) -> tuple[Path, list[Path]]:
+    """The output folder as an absolute path, created if asked (and which folders were
+    created); ProjectError unless it is a writable folder."""
+    out = Path(out_dir).expanduser().absolute()
+    created: list[Path] = []
+    if out.exists() and not out.is_dir():
+        raise ProjectError(f"output folder {out} is a file, not a folder")
+    if not out.exists():
+        if not create:
+            return out, created
+        missing = [out] + [p for p in out.parents if not p.exists()]
+        try:
+            out.mkdir(parents=True)
+        except OSError as exc:
+            raise ProjectError(f"cannot create output folder {out} ({exc.strerror or exc})"
+                               ) from None
+        created = list(reversed(missing))
+    try:
+        # An unnamed temporary file (O_TMPFILE where available): proves we may create files
+        # there, and leaves nothing behind even if the process is killed right now.
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as exc:
+        for d in reversed(created):
+            with contextlib.suppress(OSError):
+                d.rmdir()
+        raise ProjectError(f"output folder {out} is not writable ({exc.strerror or exc})"
+                           ) from None
+    return out, created
+
+
+def _draw(prep: _Prepared) -> tuple[dict[str, Any], dict[str, Any] | None, AnalysisResult]:
+    """Draw the release's noise, fresh from the OS CSPRNG: the one call into the engine,
+    through the analysis layer's dispatch.
+
+    Returns the public fields (value, intervals, noise scale…), the records the untrusted
+    collector received (a local release; None otherwise), and the result, whose ε and δ
+    (the engine object's) are charged.
+    """
+    values = prep.model if prep.model is not None else prep.values
+    result = run_analysis(prep.analysis, values, SecureSource())
+    if result.simulated:  # pragma: no cover - SecureSource is never simulated
+        raise ProjectError("a release needs the OS CSPRNG")
+    records = result.records() if result.records is not None else None
+    return result.public(), records, result
+
+
+def _spec_dict(prep: _Prepared) -> dict[str, Any]:
+    """The full resolved spec as recorded in the ledger."""
+    q = prep.query
+    out = {
+        "dataset": str(prep.path), "fingerprint": prep.fingerprint,
+        "content_hash": None if prep.content is None else prep.content.digest,
+        "column": q.column,
+        "query": q.query, "bounds": None if q.bounds is None else [float(b) for b in q.bounds],
+        "categories": None if q.categories is None else list(q.categories), "bins": q.bins,
+        "quantile": q.quantile, "mechanism": q.mechanism, "params": dict(q.params),
+        "epsilon": float(q.epsilon), "delta": float(q.delta), "relation": q.relation,
+        "confidence": float(q.confidence), "accountant": prep.accountant,
+        "formats": list(prep.spec.formats), "report": prep.spec.report,
+        "script": prep.spec.script, "name": prep.spec.name, "trust_model": prep.trust_model,
+        "header": prep.spec.header, "missing": q.missing,
+        "impute": q.impute_value() if q.missing == "impute" else None,
+    }
+    if prep.model is not None:
+        out["features"] = list(prep.model.features)
+    return out

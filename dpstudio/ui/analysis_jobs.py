@@ -1,0 +1,273 @@
+"""The analysis view's live computations: :class:`Analysis` turns each change of a
+:class:`~dpstudio.ui.session.Session` into jobs for the worker threads.
+
+The jobs are the headless analysis layer's (:mod:`dpstudio.analysis.utility`,
+:mod:`~dpstudio.analysis.privacy`, :mod:`~dpstudio.analysis.preview`): slow utility curves
+on one runner (cached by :meth:`~dpstudio.analysis.choices.Choices.utility_key`, so moving
+ε never recomputes them), the per-ε trade-off and preview on another, throttled so a
+slider drag updates live.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from PySide6.QtCore import QCoreApplication, QObject, Signal
+
+from dpstudio.analysis.choices import VIEW_TRUST_MODELS, Choices
+from dpstudio.analysis.curves import Preview, TradeoffResult, UtilityResult
+from dpstudio.analysis.preview import preview
+from dpstudio.analysis.privacy import tradeoff
+from dpstudio.analysis.utility import PLANNED_MODELS, utility
+from dpstudio.ui.throttle import Throttle
+from dpstudio.ui.worker import Coalescer, JobRunner
+
+if TYPE_CHECKING:
+    from dpstudio.ui.session import Session
+
+__all__ = ["Analysis"]
+
+
+class Analysis(QObject):
+    """Runs the analysis view's jobs for a :class:`Session` and hands results to views.
+
+    Two worker threads: ``slow`` for the utility curves (analytic lines, then the
+    cancellable Monte-Carlo job with progress), ``fast`` for the per-ε trade-off and
+    preview jobs. Utility results are cached by their key, so changing ε, k, the
+    confidence or display options never recomputes them.
+    """
+
+    lines_ready = Signal(object)      # UtilityResult (analytic curves)
+    compare_ready = Signal(object)    # UtilityResult (planned protocols' curves)
+    points_ready = Signal(object)     # UtilityResult (Monte-Carlo points)
+    tradeoff_ready = Signal(object)   # TradeoffResult
+    preview_ready = Signal(object)    # Preview
+    cleared = Signal(str)             # nothing to compute; the reason
+    failed = Signal(str, str)         # job key, one-line message
+    busy_changed = Signal(str, bool)  # job key, running
+    progress = Signal(str, float, str)
+    mc_cancelled = Signal()
+
+    KEYS = ("lines", "montecarlo", "compare", "tradeoff", "preview")
+    #: Overlay the shuffle and secure-aggregation protocols' planned errors (their plans
+    #: calibrate noise numerically: up to a second per ε the first time, then cached).
+    planned_comparisons = True
+
+    def __init__(self, session: Session, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.slow = JobRunner(self)
+        self.fast = JobRunner(self)
+        self._busy: set[str] = set()
+        self._lines_cache: dict[tuple, UtilityResult] = {}
+        self._points_cache: dict[tuple, UtilityResult] = {}
+        self._compare_cache: dict[tuple, UtilityResult] = {}
+        self._shown: dict[str, Any] = {}
+        self._submitted: dict[str, Any] = {}
+        self.preview_seed = 1
+        self.mc_was_cancelled = False
+        self._closed = False
+        for runner in (self.slow, self.fast):
+            runner.sig_finished.connect(self._finished)
+            runner.sig_failed.connect(self._failed)
+            runner.sig_busy.connect(self._busy_changed)
+            runner.sig_progress.connect(self.progress)
+        self._utility_later = Coalescer(lambda _=None: self._submit_utility(), 30, self)
+        self._fast_later = Throttle(self._submit_fast, 30, self)
+        session.changed.connect(self._on_changed)
+
+    # -- public ----------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Recompute whatever the current settings need (e.g. after construction)."""
+        self._on_changed("refresh")
+
+    def cancel_montecarlo(self) -> None:
+        """Stop the Monte-Carlo job; its result, if it still arrives, is dropped."""
+        if "montecarlo" in self._busy or self._submitted.get("montecarlo") is not None:
+            self.slow.cancel("montecarlo")
+            self._submitted["montecarlo"] = None
+            self.mc_was_cancelled = True
+            self.mc_cancelled.emit()
+
+    def recompute_montecarlo(self) -> None:
+        self.mc_was_cancelled = False
+        s = self.session.settings()
+        if s is not None and not self._closed:
+            self._submit_points(s, force=True)
+
+    def draw_again(self) -> None:
+        """A new simulated release at the same settings (another seed)."""
+        self.preview_seed += 1
+        self._submitted.pop("preview", None)
+        self._submit_fast()
+
+    def is_idle(self) -> bool:
+        return (not self._busy and not self._fast_later.pending()
+                and not self._utility_later._timer.isActive())
+
+    def wait_idle(self, timeout_s: float = 30.0) -> bool:
+        """Process events until every job has finished (screenshots, tests, benchmarks)."""
+        deadline = time.monotonic() + timeout_s
+        app = QCoreApplication.instance()
+        while time.monotonic() < deadline:
+            if app is not None:
+                app.processEvents()
+            if self.is_idle():
+                if app is not None:
+                    app.processEvents()
+                if self.is_idle():
+                    return True
+            time.sleep(0.002)
+        return False
+
+    def busy(self) -> set[str]:
+        return set(self._busy)
+
+    def shutdown(self) -> None:
+        """Stop for good (window closing): pending timers die, running jobs are dropped."""
+        if self._closed:
+            return
+        self._closed = True
+        self._fast_later.stop()
+        self._utility_later._timer.stop()
+        self.slow.shutdown()
+        self.fast.shutdown()
+
+    # -- scheduling ----------------------------------------------------------------------
+
+    def _on_changed(self, aspect: str) -> None:
+        if self._closed:
+            return
+        s = self.session.settings()
+        if s is None:
+            for runner, key in ((self.slow, "lines"), (self.slow, "montecarlo"),
+                                (self.slow, "compare"), (self.fast, "tradeoff"),
+                                (self.fast, "preview")):
+                if self._submitted.get(key) is not None:
+                    runner.cancel(key)
+            self._submitted.clear()
+            self._shown.clear()
+            self.cleared.emit(self.session.problem() or "")
+            return
+        if aspect in ("hide_true", "budget"):
+            return  # display only
+        if s.utility_key() != self._shown.get("utility"):
+            if aspect in ("dataset", "refresh"):
+                self._submit_utility()
+            else:
+                self._utility_later()
+        self._fast_later()
+
+    def _submit_utility(self) -> None:
+        s = self.session.settings()
+        if s is None or self._closed:
+            return
+        key = s.utility_key()
+        self._shown["utility"] = key
+        self.mc_was_cancelled = False
+        if key in self._lines_cache:
+            self._submitted["lines"] = None
+            self.lines_ready.emit(self._lines_cache[key])
+        elif self._submitted.get("lines") != key:
+            self._submitted["lines"] = key
+            self.slow.submit("lines", _lines_job, s, self.session.values)
+        self._submit_points(s)
+        if not self.planned_comparisons:
+            return
+        if key in self._compare_cache:
+            self._submitted["compare"] = None
+            self.compare_ready.emit(self._compare_cache[key])
+        elif self._submitted.get("compare") != key:
+            self._submitted["compare"] = key
+            self.slow.submit("compare", _compare_job, s, self.session.values)
+
+    def _submit_points(self, s: Choices, force: bool = False) -> None:
+        key = s.utility_key()
+        if key in self._points_cache and not force:
+            self._submitted["montecarlo"] = None
+            if "montecarlo" in self._busy:
+                self.slow.cancel("montecarlo")
+            self.points_ready.emit(self._points_cache[key])
+        elif force or self._submitted.get("montecarlo") != key:
+            self._submitted["montecarlo"] = key
+            self.slow.submit("montecarlo", _points_job, s, self.session.values)
+
+    def _submit_fast(self) -> None:
+        s = self.session.settings()
+        if s is None or self._closed:
+            return
+        t_key = (s.utility_key(), s.epsilon, s.effective_delta, s.compositions, s.confidence)
+        if self._submitted.get("tradeoff") != t_key:
+            self._submitted["tradeoff"] = t_key
+            self.fast.submit("tradeoff", _tradeoff_job, s)
+        p_key = (t_key, self.preview_seed)
+        if self._submitted.get("preview") != p_key:
+            self._submitted["preview"] = p_key
+            self.fast.submit("preview", _preview_job, s, self.session.values,
+                             self.preview_seed)
+
+    # -- results ---------------------------------------------------------------------------
+
+    def _finished(self, key: str, result: Any) -> None:
+        if key == "lines":
+            self._lines_cache[result.key] = result
+            self._submitted["lines"] = None
+            if result.key == self._shown.get("utility"):
+                self.lines_ready.emit(result)
+        elif key == "montecarlo":
+            self._points_cache[result.key] = result
+            self._submitted["montecarlo"] = None
+            if result.key == self._shown.get("utility"):
+                self.points_ready.emit(result)
+        elif key == "compare":
+            self._compare_cache[result.key] = result
+            self._submitted["compare"] = None
+            if result.key == self._shown.get("utility"):
+                self.compare_ready.emit(result)
+        elif self._submitted.get(key) is None:
+            return  # cleared since (e.g. a bad imputed value): a stale result, not shown
+        elif key == "tradeoff":
+            self.tradeoff_ready.emit(result)
+        elif key == "preview":
+            self.preview_ready.emit(result)
+
+    def _failed(self, key: str, message: str) -> None:
+        self._submitted[key] = None
+        self.failed.emit(key, message)
+
+    def _busy_changed(self, key: str, busy: bool) -> None:
+        if busy:
+            self._busy.add(key)
+        else:
+            self._busy.discard(key)
+        self.busy_changed.emit(key, busy)
+
+
+# Jobs: module-level so they hold no reference to Qt objects.
+
+
+def _lines_job(s: Choices, values: np.ndarray, state=None) -> UtilityResult:
+    fast = tuple(m for m in VIEW_TRUST_MODELS if m not in PLANNED_MODELS)
+    return utility(s, values, state, simulate=False, compare=fast)
+
+
+def _compare_job(s: Choices, values: np.ndarray, state=None
+                 ) -> UtilityResult:
+    return utility(s, values, state, simulate=False, analytic=False,
+                   compare=PLANNED_MODELS)
+
+
+def _points_job(s: Choices, values: np.ndarray, state=None) -> UtilityResult:
+    return utility(s, values, state, analytic=False, compare=False)
+
+
+def _tradeoff_job(s: Choices, state=None) -> TradeoffResult:
+    return tradeoff(s, state)
+
+
+def _preview_job(s: Choices, values: np.ndarray, seed: int, state=None
+                 ) -> Preview:
+    return preview(s, values, state, seed=seed)
