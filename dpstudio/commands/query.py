@@ -45,7 +45,7 @@ def _mechanism_params() -> dict[str, list[tuple[str, Any]]]:
 def parser() -> argparse.ArgumentParser:
     from dpstudio.analysis.dispatch import runnable_trust_models
     from dpstudio.engine.queries import QUERIES, RELATIONS
-    from dpstudio.engine.registry import REGISTRY
+    from dpstudio.engine.registry import DELTA, EPSILON, REGISTRY
 
     queries = sorted(set(QUERIES) | {q for m in REGISTRY for q in m.queries})
     p = Parser(
@@ -66,9 +66,10 @@ def parser() -> argparse.ArgumentParser:
                                   for m in REGISTRY))
     p.add_argument("--trust-model", choices=runnable_trust_models(),
                    help="who is trusted (default: the mechanism's own trust model)")
-    p.add_argument("--epsilon", required=True, type=float, help="privacy-loss bound ε > 0")
+    p.add_argument("--epsilon", required=True, type=float,
+                   help=f"{EPSILON.help} ({EPSILON.label} > 0)")
     p.add_argument("--delta", type=float, default=0.0,
-                   help="failure probability δ in [0, 1) (Gaussian mechanisms need δ > 0)")
+                   help=f"{DELTA.help} Default 0; Gaussian mechanisms need δ > 0.")
     p.add_argument("--bounds", type=_bounds, help="declared LOWER,UPPER of the values")
     p.add_argument("--categories", help="declared categories for a histogram: a,b,c")
     p.add_argument("--bins", type=int, help="number of equal-width bins for a numeric histogram")
