@@ -120,6 +120,7 @@ def _central(trust: str, f: dict[str, Any], postprocess: str, dropouts: int) -> 
 
 
 def _local(trust: str, f: dict[str, Any], postprocess: str, dropouts: int) -> AnalysisSpec:
+    from dpstudio.analysis.resolve import check_randomizer_epsilon  # resolve imports this
     from dpstudio.engine.errors import QueryError
 
     info = REGISTRY.get(f["mechanism"])
@@ -139,8 +140,6 @@ def _local(trust: str, f: dict[str, Any], postprocess: str, dropouts: int) -> An
                      categories=f["categories"], relation="replace",
                      confidence=f["confidence"], params=f["params"], column=f["column"])
     info.resolve(spec.mechanism_params())  # unknown or bad parameters, in one line
-    from dpstudio.analysis.resolve import check_randomizer_epsilon
-
     check_randomizer_epsilon(spec, f["params"])
     return AnalysisSpec(trust, spec, postprocess=postprocess)
 
