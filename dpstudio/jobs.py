@@ -18,29 +18,69 @@ __all__ = ["Cancelled", "NullState", "State", "check", "scaled"]
 
 
 class Cancelled(Exception):
-    """Raised inside a job when its state says it was cancelled."""
+    """Raised inside a job when its state says it was cancelled.
+
+    Parameters
+    ----------
+    *args
+        As :class:`Exception`; :func:`check` raises it without any.
+    """
 
 
 class State(Protocol):
-    """What a job may ask of its caller."""
+    """What a job may ask of its caller.
+
+    A structural protocol: any object with these two methods is a state.
+
+    Attributes
+    ----------
+    progress : callable
+        ``progress(fraction, message="")``, called now and then by the job.
+    cancelled : callable
+        ``cancelled() -> bool``, asked between steps (see :func:`check`).
+    """
 
     def progress(self, fraction: float, message: str = "") -> None:
-        """Report that ``fraction`` (0…1) of the work is done."""
+        """Report that ``fraction`` (0…1) of the work is done.
+
+        Parameters
+        ----------
+        fraction : float
+            Share of the job done, nondecreasing from 0 to 1.
+        message : str, optional
+            What the job is doing, for a status line.
+        """
 
     def cancelled(self) -> bool:
         """Whether the caller no longer wants the result."""
 
 
 class NullState:
-    """A state that records progress and is never cancelled (tests, CLI)."""
+    """A state that records progress and is never cancelled (tests, CLI).
+
+    Attributes
+    ----------
+    fractions : list of float
+        Every fraction reported, in order.
+    """
 
     def __init__(self) -> None:
         self.fractions: list[float] = []
 
     def progress(self, fraction: float, message: str = "") -> None:
+        """Record ``fraction``; the message is ignored.
+
+        Parameters
+        ----------
+        fraction : float
+            Share of the job done.
+        message : str, optional
+            Ignored.
+        """
         self.fractions.append(float(fraction))
 
     def cancelled(self) -> bool:
+        """Never cancelled: always False."""
         return False
 
 

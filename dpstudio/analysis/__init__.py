@@ -18,7 +18,10 @@ from dpstudio.analysis.capabilities import (
     CAPABILITIES,
     Capability,
     capability,
+    releasable,
+    release_query,
     release_refusal,
+    release_relation,
     require_release,
 )
 from dpstudio.analysis.dispatch import run
@@ -34,7 +37,10 @@ __all__ = [
     "Capability",
     "capability",
     "declared_fill",
+    "releasable",
+    "release_query",
     "release_refusal",
+    "release_relation",
     "require_release",
     "resolve",
     "run",

@@ -4,15 +4,20 @@ in the application, and released (charged to a ledger and exported) through a pr
 The CLI's ``query`` runs whatever the engine supports (a simulation or a one-off release
 that no ledger records); a project release, the application's Release… action and the
 export go through :func:`release_refusal` so the three agree on what is releasable and say
-so in the same sentence.
+so in the same sentence. The application asks :func:`releasable` (the table's refusal and
+the mechanism's fit, before any data is read) and builds a release spec's query with
+:func:`release_query`, so the rules it shows as tooltips are these rules.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import contextlib
+from dataclasses import dataclass, replace
 
 from dpstudio.analysis.request import MODEL_QUERIES, AnalysisSpec
-from dpstudio.engine.errors import QueryError
+from dpstudio.analysis.resolve import randomizer_privacy
+from dpstudio.engine.errors import EngineError, QueryError
+from dpstudio.engine.queries import QuerySpec
 from dpstudio.engine.registry import REGISTRY
 from dpstudio.engine.trust_models import TRUST_MODELS, trust_model
 
@@ -20,8 +25,12 @@ __all__ = [
     "CAPABILITIES",
     "Capability",
     "capability",
-    "release_refusal",
+    "mechanism_fits",
+    "releasable",
     "releasable_trust_models",
+    "release_query",
+    "release_refusal",
+    "release_relation",
     "require_release",
 ]
 
@@ -53,6 +62,10 @@ class Capability:
     options : tuple of str
         Options that only make sense under it (``missing``: a missing-value treatment;
         ``records``: the reports the collector received; ``postprocess``; ``dropouts``).
+        A release spec carries the ``missing`` treatment only where it is listed here.
+    relation_why : str
+        Why its guarantee is stated under only these relations, as a clause (the
+        application says it when a dataset is budgeted under another relation).
     """
 
     kind: str
@@ -63,6 +76,16 @@ class Capability:
     relations: tuple[str, ...] = ("replace",)
     mechanism_kinds: tuple[str, ...] = ()
     options: tuple[str, ...] = ()
+    relation_why: str = "its guarantee bounds changing one person's value"
+
+    @property
+    def chooses_relation(self) -> bool:
+        """Whether the analyst chooses the relation (the guarantee holds under several).
+
+        Where it does, a release spec carries the chosen relation; elsewhere a release
+        states the row's only one (:func:`release_relation`).
+        """
+        return len(self.relations) > 1
 
 
 CAPABILITIES: dict[str, Capability] = {c.kind: c for c in (
@@ -70,12 +93,14 @@ CAPABILITIES: dict[str, Capability] = {c.kind: c for c in (
                _CENTRAL_QUERIES, ("add-remove", "replace"), ("additive", "selection"),
                ("missing",)),
     Capability("local", "local model", _LOCAL_QUERIES, _LOCAL_QUERIES, ("histogram", "mean"),
-               ("replace",), ("randomizer",), ("records", "postprocess")),
+               ("replace",), ("randomizer",), ("records", "postprocess"),
+               "ε-local DP bounds changing one person's value"),
     Capability("shuffle", "shuffle model", ("sum", "mean"), ("sum", "mean"), (),
                ("replace",), ("randomizer",)),
     Capability("distributed", "secure aggregation", ("sum", "mean"), ("sum", "mean"), (),
                ("replace",), ("randomizer",), ("dropouts",)),
-    Capability("model", "model", MODEL_QUERIES, (), MODEL_QUERIES, ("replace",), ("model",)),
+    Capability("model", "model", MODEL_QUERIES, (), MODEL_QUERIES, ("replace",), ("model",),
+               relation_why="its noise bounds replacing one record, with n public"),
 )}
 
 
@@ -83,6 +108,16 @@ def capability(kind: str) -> Capability:
     """The capability row of a trust model (or ``"model"``).
 
     A known trust model without a row (federated learning, for now) can do nothing yet.
+
+    Parameters
+    ----------
+    kind : str
+        A trust model's name, or ``"model"`` (:attr:`AnalysisSpec.kind`).
+
+    Returns
+    -------
+    Capability
+        Its row; an empty one for a trust model the table does not list.
 
     Raises
     ------
@@ -96,15 +131,37 @@ def capability(kind: str) -> Capability:
 
 
 def releasable_trust_models() -> tuple[str, ...]:
-    """Trust models with at least one query that a project releases, in table order."""
+    """Trust models with at least one query that a project releases.
+
+    Returns
+    -------
+    tuple of str
+        Their names, in the order of :data:`dpstudio.engine.trust_models.TRUST_MODELS`.
+    """
     return tuple(t for t in TRUST_MODELS if capability(t).release)
 
 
 def release_refusal(analysis: AnalysisSpec) -> str | None:
     """Why this analysis cannot be released through a project, in one sentence; or None.
 
-    Only what the capability table decides (trust model, query, mechanism kind); the budget,
-    the dataset's relation and the declared schema are checked by the release itself.
+    Only what the capability table decides (trust model, query); the mechanism's fit
+    (:func:`mechanism_fits`), the budget, the dataset's relation and the declared schema
+    are checked by the release itself (:func:`~dpstudio.analysis.resolve`).
+
+    Parameters
+    ----------
+    analysis : AnalysisSpec
+        The analysis as described (its ε, bounds and parameters are not read).
+
+    Returns
+    -------
+    str or None
+        One line naming what is releasable instead; None when the table allows it.
+
+    Raises
+    ------
+    ParameterError
+        When a query the row does not release names a mechanism the registry lacks.
     """
     if analysis.trust_model not in TRUST_MODELS:
         return (f"unknown trust model {analysis.trust_model!r} "
@@ -124,7 +181,128 @@ def release_refusal(analysis: AnalysisSpec) -> str | None:
 
 
 def require_release(analysis: AnalysisSpec) -> None:
-    """Raise :class:`QueryError` with :func:`release_refusal`'s sentence, if any."""
+    """Refuse an analysis the capability table does not release.
+
+    Parameters
+    ----------
+    analysis : AnalysisSpec
+
+    Raises
+    ------
+    QueryError
+        With :func:`release_refusal`'s sentence, if it has one.
+    """
     problem = release_refusal(analysis)
     if problem is not None:
         raise QueryError(problem)
+
+
+def mechanism_fits(analysis: AnalysisSpec) -> bool:
+    """Whether the analysis's mechanism releases under its row of the table.
+
+    Its registry kind is one of the row's mechanism kinds (a local release takes a
+    randomizer, a central one an additive or selection mechanism), it serves the trust
+    model, and it answers the query.
+
+    Parameters
+    ----------
+    analysis : AnalysisSpec
+
+    Returns
+    -------
+    bool
+        False too for a mechanism the registry does not know.
+    """
+    try:
+        info = REGISTRY.get(analysis.query.mechanism)
+    except EngineError:
+        return False
+    return (info.kind in capability(analysis.kind).mechanism_kinds
+            and analysis.trust_model in info.trust_models
+            and analysis.query.query in info.queries)
+
+
+def releasable(analysis: AnalysisSpec) -> bool:
+    """Whether a project can release this analysis as described (before any data is read).
+
+    The application enables its Release… action and writes a release spec only then. A
+    release may still be refused for its budget, its dataset's relation, the declared
+    schema or its parameters.
+
+    Parameters
+    ----------
+    analysis : AnalysisSpec
+
+    Returns
+    -------
+    bool
+        :func:`release_refusal` has nothing to say and :func:`mechanism_fits`.
+    """
+    try:
+        refused = release_refusal(analysis)
+    except EngineError:  # an unknown mechanism for a query its row does not release
+        return False
+    return refused is None and mechanism_fits(analysis)
+
+
+def release_relation(analysis: AnalysisSpec) -> str:
+    """The neighbouring relation a release of this analysis states its guarantee under.
+
+    The analyst's choice where the row offers several (central: add-remove or replace);
+    otherwise the row's only relation, whatever the choice says (ε-local DP bounds changing
+    one person's value: ``replace``).
+
+    Parameters
+    ----------
+    analysis : AnalysisSpec
+
+    Returns
+    -------
+    str
+        ``"add-remove"`` or ``"replace"``.
+
+    Raises
+    ------
+    ParameterError
+        For an unknown trust model.
+    """
+    row = capability(analysis.kind)
+    if row.chooses_relation or not row.relations:
+        return analysis.query.relation
+    return row.relations[0]
+
+
+def release_query(analysis: AnalysisSpec) -> QuerySpec:
+    """The query a release spec records for a releasable analysis.
+
+    Under :func:`release_relation`; and with a randomizer's own ε (randomized response
+    with a chosen ``p`` is ln(p/(1−p))-DP whatever the stated ε says): what the release
+    will charge. A randomizer that does not build yet keeps the stated ε (the release's
+    resolution refuses it in one line).
+
+    Parameters
+    ----------
+    analysis : AnalysisSpec
+        An analysis that :func:`releasable` accepts.
+
+    Returns
+    -------
+    QuerySpec
+        ``analysis.query`` with the relation and ε a release states.
+
+    Raises
+    ------
+    QueryError
+        When the analysis is not releasable.
+    """
+    if not releasable(analysis):
+        raise QueryError(release_refusal(analysis) or f"{analysis.query.mechanism} does not "
+                         f"release a {analysis.query.query} under the "
+                         f"{capability(analysis.kind).title}")
+    query = replace(analysis.query, relation=release_relation(analysis))
+    info = REGISTRY.get(query.mechanism)
+    if info.kind == "randomizer":
+        with contextlib.suppress(EngineError, TypeError, ValueError):
+            eps, _ = randomizer_privacy(info, info.resolve(query.mechanism_params()), query)
+            query = replace(query, epsilon=eps)
+    return query

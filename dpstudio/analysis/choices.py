@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from dpstudio.engine.entry import DELTA, EPSILON
 from dpstudio.engine.errors import EngineError
 from dpstudio.engine.queries import QuerySpec, histogram_bins
 from dpstudio.engine.registry import REGISTRY, MechanismInfo
@@ -53,7 +54,9 @@ __all__ = [
 #: releases a model, not a statistic of one column: it has no curve or preview here.
 VIEW_TRUST_MODELS: tuple[str, ...] = tuple(t for t in TRUST_MODELS if t != "federated")
 
-EPS_MIN, EPS_MAX = 0.01, 100.0
+#: The ε the analysis view offers and draws: :data:`~dpstudio.engine.entry.EPSILON`'s shown
+#: range (a display range; a release may use any valid ε).
+EPS_MIN, EPS_MAX = EPSILON.shown_range
 #: ε of the Monte-Carlo points (5 per decade) and of the analytic lines (20 per decade).
 MC_EPSILONS = np.geomspace(EPS_MIN, EPS_MAX, 21)
 LINE_EPSILONS = np.geomspace(EPS_MIN, EPS_MAX, 81)
@@ -74,11 +77,37 @@ QUERIES_BY_TYPE = {
 class Choices:
     """A plain, hashable snapshot of the analyst's choices (what a job needs).
 
-    ``column_type`` is the declared type (numeric, categorical, boolean, text); ``value_types``
-    the registry value types the column's values fit (e.g. ``("integer", "numeric")``).
-    ``params`` are the mechanism's parameters other than ε and δ, as sorted pairs.
-    ``missing``/``impute``: how a central sum, mean or variance treats missing values
-    (the engine's :class:`QuerySpec` fields; ignored by other queries).
+    Attributes
+    ----------
+    column : str
+        The column's name.
+    column_type : str
+        Its declared type: numeric, categorical, boolean or text.
+    value_types : tuple of str
+        The registry value types the column's values fit (e.g. ``("integer", "numeric")``).
+    trust_model, query, mechanism : str
+        What is released, in which trust model, by which registry entry.
+    epsilon, delta : float
+        The release's ε and δ (δ counts only for a mechanism that takes one).
+    params : tuple of (str, Any)
+        The mechanism's parameters other than ε and δ, as sorted pairs.
+    bounds : (float, float) or None
+        The column's declared bounds (numeric columns).
+    categories : tuple of str or None
+        The declared categories (categorical and boolean columns).
+    bins, quantile : int, float
+        The histogram's bins and the quantile asked for, for those queries.
+    relation : str
+        The neighbouring relation, ``"add-remove"`` or ``"replace"``.
+    confidence : float
+        The confidence of the intervals shown.
+    metric : str
+        The utility curve's error metric.
+    compositions : int
+        How many releases the composed trade-off curve counts.
+    missing, impute : str, float or None
+        How a central sum, mean or variance treats missing values (the engine's
+        :class:`QuerySpec` fields; ignored by other queries).
     """
 
     column: str
@@ -87,8 +116,8 @@ class Choices:
     trust_model: str
     query: str
     mechanism: str
-    epsilon: float = 1.0
-    delta: float = 1e-6
+    epsilon: float = EPSILON.default
+    delta: float = DELTA.default
     params: tuple[tuple[str, Any], ...] = ()
     bounds: tuple[float, float] | None = None
     categories: tuple[str, ...] | None = None

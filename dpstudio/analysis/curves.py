@@ -37,7 +37,26 @@ __all__ = [
 
 @dataclass
 class Curve:
-    """One utility curve: error against ε (``low``/``high`` bound simulated points)."""
+    """One utility curve: error against ε (``low``/``high`` bound simulated points).
+
+    Attributes
+    ----------
+    name : str
+        Legend text (:func:`curve_name`).
+    trust_model, mechanism : str
+        Whose error it is.
+    kind : str
+        ``"analytic"`` (a line from the error model) or ``"simulation"`` (Monte-Carlo
+        points).
+    epsilon, error : numpy.ndarray
+        The ε grid and the error at each ε, in the metric's units.
+    low, high : numpy.ndarray or None
+        Simulated points: the interval around each error.
+    primary : bool
+        True for the chosen mechanism, False for another trust model's, for comparison.
+    noise_only : bool
+        See below.
+    """
 
     name: str
     trust_model: str
@@ -55,7 +74,25 @@ class Curve:
 
 @dataclass
 class UtilityResult:
-    """Error against ε of the chosen mechanism and of the other trust models' ones."""
+    """Error against ε of the chosen mechanism and of the other trust models' ones.
+
+    Attributes
+    ----------
+    key : tuple
+        What the curves depend on (``Choices.utility_key()``): a cache key.
+    metric, metric_label : str
+        The error measure (``"rmse"``, ``"relative"``, ``"tv"``) and its axis label.
+    curves : list of Curve
+        The lines and points to plot.
+    n : int
+        Rows the errors are computed for.
+    reps : int
+        Monte-Carlo replications per ε (0 without simulation).
+    notes : list of str
+        What the plot should say.
+    fixed_epsilon : float or None
+        See below.
+    """
 
     key: tuple
     metric: str
@@ -71,7 +108,17 @@ class UtilityResult:
 
 @dataclass
 class Line:
-    """One trade-off curve β = f(α)."""
+    """One trade-off curve β = f(α).
+
+    Attributes
+    ----------
+    label : str
+        Legend text.
+    alpha, beta : numpy.ndarray
+        Type I errors and the smallest type II error at each.
+    exact : bool
+        False for an approximation (e.g. a pessimistic envelope, or an estimate).
+    """
 
     label: str
     alpha: np.ndarray
@@ -81,7 +128,21 @@ class Line:
 
 @dataclass
 class AttackPoints:
-    """Empirical (α, β) of likelihood-ratio tests with Clopper–Pearson intervals."""
+    """Empirical (α, β) of likelihood-ratio tests with Clopper–Pearson intervals.
+
+    Attributes
+    ----------
+    label : str
+        Legend text.
+    alpha, beta : numpy.ndarray
+        Each test's observed error rates.
+    alpha_low, alpha_high, beta_low, beta_high : numpy.ndarray
+        Their Clopper–Pearson intervals at ``confidence``.
+    draws : int
+        Seeded draws per neighbouring dataset.
+    confidence : float
+        The intervals' level.
+    """
 
     label: str
     alpha: np.ndarray
@@ -96,7 +157,29 @@ class AttackPoints:
 
 @dataclass
 class TradeoffResult:
-    """What an attacker can do at one ε: the bound, the release's curve, μ, k releases."""
+    """What an attacker can do at one ε: the bound, the release's curve, μ, k releases.
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The guarantee the release claims.
+    compositions : int
+        ``k``, the number of releases composed.
+    bound : Line
+        The (ε, δ)-DP bound f_{ε,δ}.
+    mechanism : Line or None
+        The release's own curve, where the engine computes it.
+    gdp : Line or None
+        The Gaussian-DP curve G_μ.
+    mu : float or None
+        Its μ.
+    composed : Line or None
+        The curve of ``k`` releases.
+    attack : AttackPoints or None
+        A simulated likelihood-ratio attack.
+    notes : list of str
+        What is exact and what is simulated.
+    """
 
     epsilon: float
     delta: float
@@ -112,7 +195,39 @@ class TradeoffResult:
 
 @dataclass
 class Preview:
-    """One simulated release and the truth it estimates (the truth is for the analyst)."""
+    """One simulated release and the truth it estimates (the truth is for the analyst).
+
+    Attributes
+    ----------
+    query, mechanism, trust_model : str
+        What was simulated.
+    epsilon, delta : float
+        The release's guarantee.
+    labels : list of str or None
+        Cells of a histogram, None for one number.
+    value : numpy.ndarray
+        The simulated release (one entry per cell, or one).
+    ci_low, ci_high : numpy.ndarray or None
+        Its interval at ``confidence``.
+    truth : numpy.ndarray
+        The statistic without noise (analyst-only).
+    confidence : float
+        The intervals' level.
+    source : str
+        The random source's label.
+    seed : int
+        The simulation's seed.
+    noise_scale, sensitivity : float or None
+        Central releases: the noise scale and the sensitivity.
+    clamped : int
+        Values clamped to the bounds (analyst-only).
+    notes : list of str
+        The release's notes.
+    simulated : bool
+        Always True: a preview is never a release.
+    n, imputation_shift
+        See below.
+    """
 
     query: str
     mechanism: str
@@ -152,6 +267,7 @@ def metric_label(s: Choices) -> str:
     Parameters
     ----------
     s : Choices
+        The analysis view's choices (its ``metric`` and ``query`` are read).
 
     Returns
     -------
@@ -169,7 +285,9 @@ def short(label: str, width: int = 26) -> str:
     Parameters
     ----------
     label : str
+        A mechanism's label.
     width : int
+        Most characters kept, the ellipsis included.
 
     Returns
     -------
@@ -204,6 +322,7 @@ def curve_name(trust_model: str, label: str, kind: str) -> str:
     Parameters
     ----------
     trust_model : str
+        The curve's trust model.
     label : str
         The mechanism's label.
     kind : str

@@ -2,11 +2,16 @@
 
 Each trust model (and models) has one runner below, over the engine's own calling
 convention; every runner returns the same :class:`~dpstudio.analysis.result.AnalysisResult`.
+The sum protocols (shuffle, secure aggregation) also have a data-free plan
+(:func:`plan`), which the utility curves and the secure-aggregation preview read, and say
+whether a simulated run is quick enough for a live preview (:func:`quick_to_simulate`).
 Adding a trust model means adding its engine function and one runner here.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,7 +21,13 @@ from dpstudio.analysis.request import AnalysisSpec
 from dpstudio.analysis.result import AnalysisResult
 from dpstudio.engine.rng import SimulationSource, Source
 
-__all__ = ["run", "runnable_trust_models"]
+__all__ = [
+    "plan",
+    "planned_trust_models",
+    "quick_to_simulate",
+    "run",
+    "runnable_trust_models",
+]
 
 
 def run(analysis: AnalysisSpec, values: Any, source: Source, *,
@@ -100,12 +111,35 @@ def _local(a: AnalysisSpec, values: Any, source: Source, notes: list[str]) -> An
                           source_label=source.label)
 
 
-def _sum_protocol(run_fn: Callable[..., Any], **extra: Any
-                  ) -> Callable[[AnalysisSpec, Any, Source, list[str]], AnalysisResult]:
-    """A runner for a shuffle or secure-aggregation sum (or mean) protocol."""
+class _SumProtocol:
+    """A trust model's sum (or mean) protocol: its engine runner and data-free planner.
 
-    def runner(a: AnalysisSpec, values: Any, source: Source, notes: list[str]
-               ) -> AnalysisResult:
+    Attributes
+    ----------
+    module : str
+        The engine module holding both functions (imported when first used: the engine's
+        protocol modules are heavy, and most analyses never touch them).
+    runner, planner : str
+        Names of the simulation on a column and of the plan for n clients.
+    quick : bool
+        Whether a simulated run is quick enough to rerun on every change of a live
+        preview (secure aggregation's pairwise masking costs seconds per thousand
+        clients: its preview is drawn from the plan instead).
+    extra : tuple of str
+        :class:`AnalysisSpec` fields passed on by name (``dropouts``).
+    """
+
+    def __init__(self, module: str, runner: str, planner: str, *, quick: bool,
+                 extra: tuple[str, ...] = ()) -> None:
+        self.module, self.runner, self.planner = module, runner, planner
+        self.quick, self.extra = quick, extra
+
+    def _engine(self, name: str) -> Callable[..., Any]:
+        return getattr(importlib.import_module(self.module), name)
+
+    def _kwargs(self, a: AnalysisSpec) -> dict[str, Any]:
+        """Keyword arguments of both engine functions: the query, the protocol's own
+        options, the entry's parameters and the confidence of the error bound."""
         from dpstudio.engine.errors import QueryError
 
         q = a.query
@@ -114,28 +148,45 @@ def _sum_protocol(run_fn: Callable[..., Any], **extra: Any
 
             raise QueryError(f"a {capability(a.trust_model).title} sum needs declared bounds "
                              "(e.g. --bounds 0,100)")
-        kwargs = {k: getattr(a, v) for k, v in extra.items()}
-        result = run_fn()(values, q.bounds, q.mechanism, q.epsilon, q.delta, source,
-                          query=q.query, **kwargs, **dict(q.params, confidence=q.confidence))
+        kwargs = {name: getattr(a, name) for name in self.extra}
+        return dict(query=q.query, **kwargs, **dict(q.params, confidence=q.confidence))
+
+    def __call__(self, a: AnalysisSpec, values: Any, source: Source, notes: list[str]
+                 ) -> AnalysisResult:
+        q = a.query
+        kwargs = self._kwargs(a)
+        result = self._engine(self.runner)(values, q.bounds, q.mechanism, q.epsilon, q.delta,
+                                           source, **kwargs)
         fields = result.to_dict()
         analyst = _split_analyst(fields)
         fields.update(trust_model=a.trust_model, column=q.column,
                       notes=notes + list(fields.get("notes", [])))
         return AnalysisResult(a, result, fields, analyst, source_label=source.label)
 
-    return runner
+    def plan(self, a: AnalysisSpec, n: int) -> Any:
+        q = a.query
+        kwargs = self._kwargs(a)
+        key = (self.planner, int(n), tuple(q.bounds), q.mechanism, float(q.epsilon),
+               float(q.delta), tuple(sorted(kwargs.items())))
+        try:
+            hash(key)
+        except TypeError:  # a parameter value that cannot key the cache: plan afresh
+            return self._plan(*key[:-1], kwargs)
+        return _cached_plan(self, key)
+
+    def _plan(self, planner: str, n: int, bounds: tuple[float, float], mechanism: str,
+              epsilon: float, delta: float, kwargs: dict[str, Any]) -> Any:
+        return self._engine(planner)(n, bounds, mechanism, epsilon, delta, **kwargs)
 
 
-def _shuffle_sum() -> Callable[..., Any]:
-    from dpstudio.engine.shuffle import run_shuffle_sum
+@functools.lru_cache(maxsize=2048)
+def _cached_plan(protocol: _SumProtocol, key: tuple) -> Any:
+    """Plans are data-free and some take a second (noise calibration): computed once.
 
-    return run_shuffle_sum
-
-
-def _secure_sum() -> Callable[..., Any]:
-    from dpstudio.engine.distributed import run_secure_sum
-
-    return run_secure_sum
+    The utility curves ask for one per ε and the preview for one per change of a slider.
+    """
+    *args, kwargs = key
+    return protocol._plan(*args, dict(kwargs))
 
 
 def _model(a: AnalysisSpec, model: Any, source: Source, notes: list[str]) -> AnalysisResult:
@@ -161,8 +212,10 @@ def _model(a: AnalysisSpec, model: Any, source: Source, notes: list[str]) -> Ana
 _RUNNERS: dict[str, Callable[[AnalysisSpec, Any, Source, list[str]], AnalysisResult]] = {
     "central": _central,
     "local": _local,
-    "shuffle": _sum_protocol(_shuffle_sum),
-    "distributed": _sum_protocol(_secure_sum, dropouts="dropouts"),
+    "shuffle": _SumProtocol("dpstudio.engine.shuffle", "run_shuffle_sum", "plan_shuffle_sum",
+                            quick=True),
+    "distributed": _SumProtocol("dpstudio.engine.distributed", "run_secure_sum",
+                                "plan_secure_sum", quick=False, extra=("dropouts",)),
     "model": _model,
 }
 
@@ -172,3 +225,71 @@ def runnable_trust_models() -> tuple[str, ...]:
     from dpstudio.engine.trust_models import TRUST_MODELS
 
     return tuple(t for t in TRUST_MODELS if t in _RUNNERS)
+
+
+def planned_trust_models() -> tuple[str, ...]:
+    """Trust models whose releases also have a data-free plan (:func:`plan`), in the
+    table's order.
+
+    Returns
+    -------
+    tuple of str
+        The sum protocols' trust models (shuffle, secure aggregation): their error is
+        planned before any data is seen, so their utility curves come from plans.
+    """
+    from dpstudio.engine.trust_models import TRUST_MODELS
+
+    return tuple(t for t in TRUST_MODELS if isinstance(_RUNNERS.get(t), _SumProtocol))
+
+
+def quick_to_simulate(trust_model: str) -> bool:
+    """Whether a simulated run under this trust model is quick enough for a live preview.
+
+    Parameters
+    ----------
+    trust_model : str
+        A trust model's name.
+
+    Returns
+    -------
+    bool
+        False for a protocol whose simulation costs seconds (secure aggregation's
+        pairwise masking): a preview then draws from its :func:`plan` instead. True
+        otherwise, including for trust models without a runner (nothing to plan either).
+    """
+    runner = _RUNNERS.get(trust_model)
+    return not isinstance(runner, _SumProtocol) or runner.quick
+
+
+def plan(analysis: AnalysisSpec, n: int) -> Any:
+    """The data-free plan of a sum protocol for ``n`` clients: its figures without data.
+
+    Plans are cached (they are data-free, and calibrating the noise may take a second).
+
+    Parameters
+    ----------
+    analysis : AnalysisSpec
+        A shuffle or secure-aggregation sum or mean (see :func:`planned_trust_models`).
+    n : int
+        Clients taking part (every row of the column is one).
+
+    Returns
+    -------
+    ShuffleResult or SecureSumResult
+        The engine's report with ``value`` None: ``stderr``, ``error_bound``, the
+        ``epsilon`` and ``delta`` met, the protocol's notes.
+
+    Raises
+    ------
+    QueryError
+        For a trust model without a data-free plan, or a sum without declared bounds.
+    EngineError
+        When no noise meets the guarantee (e.g. too few clients).
+    """
+    protocol = _RUNNERS.get(analysis.kind)
+    if not isinstance(protocol, _SumProtocol):
+        from dpstudio.engine.errors import QueryError
+
+        raise QueryError(f"no data-free plan of a {analysis.trust_model}-model "
+                         f"{analysis.query.query}")
+    return protocol.plan(analysis, n)

@@ -4,9 +4,11 @@
 :class:`~dpstudio.engine.rng.SimulationSource`, and labels it a simulation. A central
 preview is :func:`~dpstudio.engine.queries.run_query`; a local one goes through the
 engine's own release path (:func:`~dpstudio.engine.local.run_local` on every row of the
-column), so its ``n`` and the value it estimates are those of a real release; shuffle
-runs its protocol, secure aggregation draws from its planned error. The truth is for the
-analyst only.
+column), so its ``n`` and the value it estimates are those of a real release. Every
+simulated run goes through the one dispatch (:func:`~dpstudio.analysis.dispatch.run`);
+a protocol too slow to rerun on every change (secure aggregation:
+:func:`~dpstudio.analysis.dispatch.quick_to_simulate`) is drawn from its planned error
+(:func:`~dpstudio.analysis.dispatch.plan`) instead. The truth is for the analyst only.
 """
 
 from __future__ import annotations
@@ -24,16 +26,14 @@ from dpstudio.analysis.choices import (
     resolved_params,
 )
 from dpstudio.analysis.curves import Preview, trust_label
-from dpstudio.analysis.dispatch import run
+from dpstudio.analysis.dispatch import plan, quick_to_simulate, run
 from dpstudio.analysis.request import AnalysisSpec
 from dpstudio.analysis.utility import (
     PLANNED_MODELS,
     estimand,
     imputation_shift,
     protocol_values,
-    sum_args,
-    sum_plan,
-    sum_protocol,
+    sum_analysis,
 )
 from dpstudio.engine.errors import QueryError
 from dpstudio.engine.queries import QuerySpec
@@ -42,11 +42,6 @@ from dpstudio.engine.utility import true_value
 from dpstudio.jobs import State, check
 
 __all__ = ["preview"]
-
-#: Trust models whose protocol simulation is quick enough for a live preview (secure
-#: aggregation's pairwise masking costs seconds per thousand clients: its preview is drawn
-#: from the planned error instead).
-_LIVE_RUN = frozenset({"shuffle"})
 
 
 def preview(s: Choices, values: np.ndarray, state: State | None = None, *, seed: int = 1
@@ -168,35 +163,36 @@ def _heavy_hitters_preview(s: Choices, values: np.ndarray, source: Any, seed: in
 def _sum_preview(s: Choices, values: np.ndarray, source: Any, seed: int) -> Preview:
     """A sum or mean through the shuffle or secure-aggregation protocol.
 
-    Where running the protocol is quick (shuffling), it runs on the column. Otherwise
-    (secure aggregation, whose output is exactly the noisy sum but whose masking costs
-    seconds) the release is drawn from the protocol's planned error: normal noise of the
-    planned standard error around the clamped statistic.
+    Where running the protocol is quick (shuffling), it runs on the column through the
+    dispatch. Otherwise (secure aggregation, whose output is exactly the noisy sum but
+    whose masking costs seconds) the release is drawn from the protocol's planned error:
+    normal noise of the planned standard error around the clamped statistic.
     """
     truth = estimand(s, values)
+    # The column as the protocol sends it (missing values as the middle, clamped): the
+    # planned draw centres on its statistic, and the live run is given it as sent.
     x = protocol_values(s, values)
     model = trust_label(s.trust_model)
-    if s.trust_model in _LIVE_RUN:
-        eps, dlt, params = sum_args(s, s.epsilon)
-        res = sum_protocol(s.trust_model, 1)(x, s.bounds, s.mechanism, eps, dlt, source,
-                                              query=s.query, **params)
+    analysis = sum_analysis(s, s.epsilon)
+    if quick_to_simulate(s.trust_model):
+        res = run(analysis, x, source).engine
         value, half = float(res.value), float(res.error_bound)
         notes = [f"{res.n:,} people's messages shuffled ({res.messages_per_user} per "
                  f"person, {res.bits_per_message} bits each); the analyst sees only the "
                  "shuffled multiset"] + list(res.notes)
         eps_, dlt_ = res.epsilon, res.delta
     else:
-        plan = sum_plan(s, values, s.epsilon)
+        planned = plan(analysis, int(np.size(values)))  # every row is a client
         clamped = float(x.sum()) if s.query == "sum" else float(x.mean())
         gen = np.random.Generator(np.random.PCG64([int(w) for w in source.uint64(4)]))
-        value, half = clamped + gen.normal(0.0, plan.stderr), float(plan.error_bound)
-        n = getattr(plan, "n_clients", plan.n)
+        value, half = clamped + gen.normal(0.0, planned.stderr), float(planned.error_bound)
+        n = getattr(planned, "n_clients", planned.n)
         notes = [f"{n:,} clients add noise shares and mask their messages; the server "
                  "learns only the noisy sum",
                  "preview drawn from the protocol's planned error (normal approximation); "
                  "the masking protocol itself is not re-run on every change"
-                 ] + list(plan.notes)  # the threat model the noise was planned for
-        eps_, dlt_ = plan.epsilon, plan.delta
+                 ] + list(planned.notes)  # the threat model the noise was planned for
+        eps_, dlt_ = planned.epsilon, planned.delta
     notes.append(f"{model} model · interval: the protocol's rigorous {s.confidence:g} "
                  "error bound")
     return Preview(s.query, s.mechanism, s.trust_model, eps_, dlt_, None, np.array([value]),

@@ -5,19 +5,17 @@ the (ε, δ) bound, the release's exact trade-off curve (all its noisy statistic
 one person's report in the local model), the tightest Gaussian-DP curve below it, the
 curve after k releases, and a simulated likelihood-ratio attack with Clopper–Pearson
 boxes. The curves come from the engine's trade-off functions
-(:mod:`dpstudio.engine.tradeoff`); the attack is a seeded simulation.
+(:mod:`dpstudio.engine.tradeoff`, :mod:`dpstudio.engine.release_curve`); the attack is
+the engine's seeded simulation (:mod:`dpstudio.engine.attack`).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
-
-import numpy as np
 
 from dpstudio.analysis.choices import ALPHA, Choices, build_randomizer, release_epsilon
 from dpstudio.analysis.curves import AttackPoints, Line, TradeoffResult, short
-from dpstudio.engine.attack import empirical_tradeoff, simulate_attack
+from dpstudio.engine.attack import simulate_attack, simulate_laplace_parts_attack
 from dpstudio.engine.release_curve import matching_mu, release_tradeoff, tightest_mu
 from dpstudio.engine.rng import SimulationSource
 from dpstudio.engine.tradeoff import (
@@ -31,30 +29,11 @@ __all__ = ["ATTACK_DRAWS", "tradeoff"]
 
 #: Simulated attack: draws of the mechanism on each of the two neighbouring inputs.
 ATTACK_DRAWS = 8_000
-#: Largest lattice (k·parts·steps) used to compose Laplace-type curves exactly.
-_LATTICE_BUDGET = 2_000
-
 
 
 def _attack_from(emp, label: str, draws: int, confidence: float) -> AttackPoints:
     return AttackPoints(label, emp.alpha, emp.beta, emp.alpha_low, emp.alpha_high,
                         emp.beta_low, emp.beta_high, draws, confidence)
-
-
-def _laplace_parts_attack(eps_part: float, parts: int, draws: int, seed: int,
-                          confidence: float) -> Any:
-    """Likelihood-ratio test against ``parts`` independent Laplace(ε_part) releases."""
-    gen = np.random.Generator(np.random.PCG64(seed))
-    b = 1.0 / eps_part
-    x = gen.laplace(0.0, b, (draws, parts))
-    y = gen.laplace(1.0, b, (draws, parts))
-
-    def llr(v: np.ndarray) -> np.ndarray:
-        return ((2.0 * np.clip(v, 0.0, 1.0) - 1.0) / b).sum(axis=1)
-
-    total = eps_part * parts
-    return empirical_tradeoff(llr(x), llr(y), None, np.linspace(-total, total, 22)[:-1],
-                              confidence)
 
 
 def tradeoff(s: Choices, state: State | None = None, *, draws: int = ATTACK_DRAWS,
@@ -115,8 +94,8 @@ def tradeoff(s: Choices, state: State | None = None, *, draws: int = ATTACK_DRAW
         mech, mu = Line(label, rc.alpha, rc.beta, rc.exact), rc.mu
         composed = Line(rc.composed_label, rc.alpha, rc.composed_beta, rc.composed_exact)
         emp = (simulate_attack(*rc.attack, draws, source, confidence=s.confidence)
-               if rc.attack else _laplace_parts_attack(rc.part_epsilon, rc.parts, draws,
-                                                       seed, s.confidence))
+               if rc.attack else simulate_laplace_parts_attack(
+                   rc.part_epsilon, rc.parts, draws, source, confidence=s.confidence))
         attack = _attack_from(emp, attack_label, draws, s.confidence)
     check(state)
     suffix = ""

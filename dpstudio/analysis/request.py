@@ -80,7 +80,13 @@ class AnalysisSpec:
         return False
 
     def params(self) -> dict[str, Any]:
-        """The mechanism's parameters other than ε and δ, as given."""
+        """The mechanism's parameters other than ε and δ, as given.
+
+        Returns
+        -------
+        dict
+            A copy of ``query.params``.
+        """
         return dict(self.query.params)
 
 
@@ -97,6 +103,44 @@ def describe(trust_model: str, query: str, mechanism: str, epsilon: float, *,
     The central model takes every field and validates the query. A local protocol states
     its guarantee under ``replace`` (a report bounds its sender's value) and reads bounds
     for a mean only; shuffle and secure-aggregation sums state theirs under ``replace``.
+
+    Parameters
+    ----------
+    trust_model : str
+        ``"central"``, ``"local"``, ``"shuffle"`` or ``"distributed"``.
+    query : str
+        The statistic (``"mean"``, ``"histogram"``, …).
+    mechanism : str
+        A registry name.
+    epsilon : float
+        The privacy-loss bound ε.
+    delta : float
+        δ (0 for pure ε-DP mechanisms).
+    bounds : tuple of float, optional
+        Declared ``(lower, upper)`` of the values.
+    categories : tuple of str, optional
+        Declared categories of a histogram.
+    bins : int, optional
+        Number of equal-width bins of a numeric histogram (central).
+    quantile : float, optional
+        The quantile's level, in (0, 1) (central).
+    relation : str
+        ``"add-remove"`` or ``"replace"`` (central; the protocols state ``replace``).
+    confidence : float
+        Level of the intervals, in (0, 1).
+    params : mapping, optional
+        The mechanism's other parameters.
+    column : str, optional
+        The column's name.
+    missing : str
+        What a central sum, mean or variance does with missing values: ``"drop"`` or
+        ``"impute"``.
+    impute : float, optional
+        The constant imputed (``missing="impute"``); None: the middle of the bounds.
+    postprocess : str
+        Local histograms: ``"none"``, ``"clip"`` or ``"simplex"``.
+    dropouts : int
+        Distributed: clients that drop out after masking.
 
     Returns
     -------

@@ -39,7 +39,29 @@ _NUMERIC = ("sum", "mean", "variance", "quantile", "median")
 
 
 def resolve_query(spec: QuerySpec, declared: Any) -> tuple[QuerySpec, list[str]]:
-    """The spec completed from the declared schema, validated; and notes on what was filled."""
+    """The spec completed from the declared schema, validated; and notes on what was filled.
+
+    Declared bounds fill a numeric query (or a binned histogram) that lacks them; declared
+    categories fill a histogram that names neither categories nor bins; δ is set to 0 for
+    a mechanism without a δ parameter.
+
+    Parameters
+    ----------
+    spec : QuerySpec
+        A central query as described.
+    declared : schema-like or None
+        The dataset's declared schema (``get(column)``).
+
+    Returns
+    -------
+    (QuerySpec, list of str)
+        The completed, validated spec and a note for each thing filled or changed.
+
+    Raises
+    ------
+    QueryError, ParameterError
+        From :meth:`QuerySpec.validated`, for a query that cannot be released.
+    """
     notes: list[str] = []
     column = declared.get(spec.column) if declared is not None and spec.column else None
     bounds, categories = spec.bounds, spec.categories
@@ -73,6 +95,28 @@ def resolve_local_query(spec: QuerySpec, declared: Any
     it never sees), means declared bounds. The relation is ``replace``: ε-local DP bounds
     what a report says about its sender's value; whether a person sent one shows in the
     number of reports. δ is kept only for mechanisms that take one (``local_gaussian``).
+
+    Parameters
+    ----------
+    spec : QuerySpec
+        A local histogram or mean as described.
+    declared : schema-like or None
+        The dataset's declared schema (``get(column)``).
+
+    Returns
+    -------
+    (QuerySpec, list of str)
+        The spec with its categories or bounds filled and ε, δ set to the randomizer's own
+        (:func:`randomizer_privacy`); notes on what was filled.
+
+    Raises
+    ------
+    QueryError
+        For a mechanism that is not a local randomizer, a query it cannot release, a
+        relation other than ``replace``, a bad confidence, missing categories or bounds,
+        or a stated ε that disagrees with the randomizer's (:func:`refuse_disagreeing_epsilon`).
+    ParameterError
+        For a bad ε, δ or parameter, or a missing δ where the mechanism needs one.
     """
     from dpstudio.engine.calibration import validate_delta, validate_epsilon
     from dpstudio.engine.errors import ParameterError
@@ -131,7 +175,24 @@ def resolve_local_query(spec: QuerySpec, declared: Any
 def refuse_disagreeing_epsilon(info, true_epsilon: float, stated: float,
                                params: dict) -> None:
     """Refuse, in one line, a stated ε that is not the randomizer's own (randomized response
-    with ``p = 0.75`` is ln 3-DP whatever ε says): the CLI and releases alike."""
+    with ``p = 0.75`` is ln 3-DP whatever ε says): the CLI and releases alike.
+
+    Parameters
+    ----------
+    info : MechanismInfo
+        The randomizer's registry entry (its label is named).
+    true_epsilon : float
+        The randomizer's own ε.
+    stated : float
+        The ε the analysis states.
+    params : dict
+        The parameters named in the message (their numbers only).
+
+    Raises
+    ------
+    QueryError
+        When the two differ by more than :data:`EPSILON_AGREEMENT` (relative).
+    """
 
     if math.isclose(true_epsilon, stated, rel_tol=EPSILON_AGREEMENT, abs_tol=0.0):
         return
@@ -151,6 +212,25 @@ def randomizer_privacy(info, resolved: dict, spec: QuerySpec) -> tuple[float, fl
 
     Randomized response with a chosen ``p`` is ln(p/(1−p))-DP whatever ε says; the
     object's own ``epsilon`` is the claim that holds.
+
+    Parameters
+    ----------
+    info : MechanismInfo
+        The randomizer's registry entry.
+    resolved : dict
+        Its resolved parameters (``info.resolve(...)``).
+    spec : QuerySpec
+        The local query (its categories, or its bounds for a mean, build the randomizer).
+
+    Returns
+    -------
+    (float, float)
+        ε and δ of the randomizer.
+
+    Raises
+    ------
+    ParameterError
+        For parameters the randomizer refuses.
     """
     # Before categories are resolved, k = 2: these randomizers' ε does not depend on k.
     k = len(spec.categories) if spec.categories is not None else 2
@@ -160,7 +240,20 @@ def randomizer_privacy(info, resolved: dict, spec: QuerySpec) -> tuple[float, fl
 
 
 def reader_for(spec: QuerySpec, declared: Any) -> str:
-    """Which :mod:`dpstudio.data` function reads the column for this query."""
+    """Which :mod:`dpstudio.data` function reads the column for this query.
+
+    Parameters
+    ----------
+    spec : QuerySpec
+        The query.
+    declared : schema-like or None
+        The dataset's declared schema (a boolean column is read as yes/no).
+
+    Returns
+    -------
+    str
+        ``"yes_no_column"``, ``"category_column"`` or ``"numeric_column"``.
+    """
     column = declared.get(spec.column) if declared is not None and spec.column else None
     categorical = spec.query == "histogram" and spec.categories is not None
     if categorical and column is not None and column.type == "boolean":
@@ -180,6 +273,29 @@ def resolve_model_query(spec: QuerySpec, features: tuple[str, ...] | None,
     The bounds are never read off the data; a feature without declared bounds is refused.
     The relation is ``replace`` (replace-one neighbours, n public), as the mechanism's
     sensitivity 2/(nλ) assumes.
+
+    Parameters
+    ----------
+    spec : QuerySpec
+        The model query (``query.column`` is the label).
+    features : tuple of str or None
+        The feature columns.
+    declared : schema-like or None
+        The dataset's declared schema.
+
+    Returns
+    -------
+    (QuerySpec, list of str, dict)
+        The checked spec, notes, and each feature's declared ``(lower, upper)``.
+
+    Raises
+    ------
+    QueryError
+        For a mechanism that fits no such model, no features, a relation other than
+        ``replace``, bounds, categories or bins given in the query, or a feature without
+        declared bounds.
+    ParameterError
+        For a bad ε, δ or parameter.
     """
     from dpstudio.engine.calibration import validate_delta, validate_epsilon
 

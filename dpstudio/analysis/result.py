@@ -63,6 +63,15 @@ _SHAPES = {"central": "statistic"}
 def shape_of(trust_model: str, query: str, is_model: bool = False) -> str:
     """How a result reads, which decides how it is printed, tabled and exported.
 
+    Parameters
+    ----------
+    trust_model : str
+        The analysis's trust model.
+    query : str
+        The query.
+    is_model : bool
+        Whether the analysis fits a model.
+
     Returns
     -------
     str
@@ -229,8 +238,8 @@ class AnalysisResult:
         model's accuracy): for the analyst's eyes, never published.
     records : callable, optional
         Local model: returns the columns of reports the untrusted collector received.
-    notes : list of str
-        Notes from resolution (what was filled from the declared schema), shown first.
+    source_label : str
+        The random source's label (exported with a model release).
     """
 
     analysis: AnalysisSpec
@@ -257,6 +266,7 @@ class AnalysisResult:
 
     @property
     def trust_model(self) -> str:
+        """The analysis's trust model."""
         return self.analysis.trust_model
 
     @property
@@ -274,6 +284,11 @@ class AnalysisResult:
         ----------
         analyst : bool
             Include the analyst-only figures under the key ``"analyst_only"``.
+
+        Returns
+        -------
+        dict
+            A copy of :attr:`fields` (and of :attr:`analyst_only`).
         """
         out = dict(self.fields)
         if analyst:
@@ -282,6 +297,12 @@ class AnalysisResult:
 
     def public(self) -> dict[str, Any]:
         """The fields that may be exported (an allow-list per kind of release).
+
+        Returns
+        -------
+        dict
+            :func:`public_result`, :func:`local_public` or :func:`model_public` of the
+            engine object, JSON-ready.
 
         Raises
         ------
@@ -307,6 +328,14 @@ class AnalysisResult:
         ----------
         public : mapping
             The exported fields (:meth:`public`).
+
+        Returns
+        -------
+        dict
+            ``sensitivity``, ``noise_scale``, ``variance``, the resolved ``params`` and
+            ``components``; a model's noise family, grid, sensitivities, ρ, n, λ and
+            calibration; a local release's ``randomizer``, ``reports`` and
+            ``messages_bits``.
         """
         q = self.analysis.query
         noise = {"sensitivity": public.get("sensitivity"),

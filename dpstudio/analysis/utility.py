@@ -9,17 +9,17 @@ Trust models other than the central one are handled through their registry entri
 generically: a ``"randomizer"`` entry builds an oracle with ``variance``/``randomize``/
 ``estimate`` (:mod:`dpstudio.engine.local.base`); shuffle and distributed entries
 contribute whatever their protocol plans offer (a standard error, an ``epsilon``), never
-per-mechanism code. The helpers that run those protocols on a column
-(:func:`protocol_values`, :func:`sum_plan`, :func:`sum_protocol`) serve the preview too.
+per-mechanism code. The plans come from the one dispatch
+(:func:`dpstudio.analysis.dispatch.plan`); :func:`sum_plan` serves only the curves here.
+The preview (:mod:`dpstudio.analysis.preview`) shares the choices-level helpers:
+:func:`sum_analysis` (the protocol's analysis at an ε), :func:`protocol_values`,
+:func:`estimand` and :func:`imputation_shift`.
 Everything random is a simulation, seeded and labelled so.
 """
 
 from __future__ import annotations
 
-import functools
-import importlib
 import math
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -38,8 +38,11 @@ from dpstudio.analysis.choices import (
     resolved_params,
 )
 from dpstudio.analysis.curves import Curve, UtilityResult, curve_name, metric_label
+from dpstudio.analysis.dispatch import plan, planned_trust_models
+from dpstudio.analysis.request import AnalysisSpec
 from dpstudio.engine.errors import EngineError
 from dpstudio.engine.missing import fill_missing
+from dpstudio.engine.queries import QuerySpec
 from dpstudio.engine.rng import SimulationSource
 from dpstudio.engine.utility import analytic_curve, monte_carlo_curve, true_value
 from dpstudio.jobs import State, check
@@ -53,23 +56,17 @@ __all__ = [
     "protocol_values",
     "randomizer_reps",
     "release_bias",
-    "sum_args",
+    "sum_analysis",
     "sum_plan",
-    "sum_protocol",
     "utility",
 ]
 
 #: Default Monte-Carlo replications per ε (central model; randomizers adapt to n).
 MC_REPS = 200
 
-#: Sum protocols of trust models with a server or shuffler between people and analyst:
-#: module, planner (figures without data) and runner (a simulation on the column).
-_SUM_PROTOCOLS = {
-    "distributed": ("dpstudio.engine.distributed", "plan_secure_sum", "run_secure_sum"),
-    "shuffle": ("dpstudio.engine.shuffle", "plan_shuffle_sum", "run_shuffle_sum"),
-}
-#: Trust models whose error curves come from protocol plans (slower: a separate job).
-PLANNED_MODELS = tuple(_SUM_PROTOCOLS)
+#: Trust models whose error curves come from protocol plans (slower: a separate job): the
+#: sum protocols with a server or shuffler between people and analyst (the dispatch's).
+PLANNED_MODELS = planned_trust_models()
 
 
 # ------------------------------------------------------- the local model's estimates
@@ -114,50 +111,39 @@ def _local_estimate(obj: Any, inputs: np.ndarray, source: Any) -> np.ndarray:
 # ---------------------------------------------------- shuffle and secure aggregation
 
 
-def sum_protocol(trust_model: str, which: int) -> Callable[..., Any]:
-    """The engine's planner (``which`` 0) or runner (1) of a trust model's sum protocol.
-
-    Parameters
-    ----------
-    trust_model : str
-        One of :data:`PLANNED_MODELS`.
-    which : int
-        0 for the data-free planner, 1 for the runner on a column.
-
-    Returns
-    -------
-    callable
-
-    Raises
-    ------
-    KeyError
-        For a trust model without a sum protocol.
-    """
-    module, plan, run = _SUM_PROTOCOLS[trust_model]
-    return getattr(importlib.import_module(module), (plan, run)[which])
-
-
-def sum_args(s: Choices, epsilon: float) -> tuple[float, float, dict[str, Any]]:
-    """The sum protocol's (ε, δ, other keyword arguments) for these choices.
+def sum_analysis(s: Choices, epsilon: float) -> AnalysisSpec:
+    """The shuffle or secure-aggregation analysis these choices describe, at ``epsilon``.
 
     Parameters
     ----------
     s : Choices
+        A shuffle or distributed choice.
     epsilon : float
+        ε to set where the entry takes one (a curve's point, or the slider's).
 
     Returns
     -------
-    tuple
-        ε and δ as the entry resolves them, and its other parameters with the
-        confidence of the error bound.
+    AnalysisSpec
+        ε and δ as the entry resolves them, its other parameters, and the confidence of
+        the protocol's error bound; stated under ``replace`` (as a protocol release is).
+
+    Raises
+    ------
+    EngineError
+        For a parameter value the entry refuses.
     """
     params = resolved_params(s, epsilon)
     eps, dlt = params.pop("epsilon", epsilon), params.pop("delta", s.delta)
-    return eps, dlt, {**params, "confidence": s.confidence}
+    spec = QuerySpec(s.query, s.mechanism, eps, delta=dlt, bounds=s.bounds,
+                     relation="replace", confidence=s.confidence, params=params,
+                     column=s.column)
+    return AnalysisSpec(s.trust_model, spec)
 
 
 def sum_plan(s: Choices, values: np.ndarray, epsilon: float) -> Any:
     """The protocol's plan for this column: data-free stderr and the guarantee it meets.
+
+    Serves the utility curves (one plan per ε); cached by the dispatch.
 
     Parameters
     ----------
@@ -177,18 +163,8 @@ def sum_plan(s: Choices, values: np.ndarray, epsilon: float) -> Any:
     EngineError
         When no noise meets the guarantee.
     """
-    eps, dlt, params = sum_args(s, epsilon)
     n = int(np.size(values))  # every row is a client (missing values sent as the middle)
-    return _planned(s.trust_model, s.mechanism, n, s.bounds, float(eps), float(dlt), s.query,
-                    tuple(sorted(params.items())))
-
-
-@functools.lru_cache(maxsize=2048)
-def _planned(trust_model: str, mechanism: str, n: int, bounds: tuple[float, float],
-             epsilon: float, delta: float, query: str, params: tuple) -> Any:
-    """Plans are data-free and some take a second (noise calibration): computed once."""
-    return sum_protocol(trust_model, 0)(n, bounds, mechanism, epsilon, delta, query=query,
-                                        **dict(params))
+    return plan(sum_analysis(s, epsilon), n)
 
 
 def protocol_values(s: Choices, values: np.ndarray) -> np.ndarray:
@@ -333,7 +309,7 @@ def _analytic(s: Choices, values: np.ndarray, epsilons: np.ndarray,
                                   values).error
         except EngineError:
             return None
-    if s.trust_model != "local" and s.trust_model not in _SUM_PROTOCOLS:
+    if s.trust_model != "local" and s.trust_model not in PLANNED_MODELS:
         return None
     try:
         truth = estimand(s, values)
@@ -468,7 +444,7 @@ def utility(s: Choices, values: np.ndarray, state: State | None = None, *,
     # included), as has a central release that imputes; else the present values count.
     every_row = s.trust_model != "central" or s.spec().impute_value() is not None
     n = int(np.size(values)) if every_row else int(np.count_nonzero(_present_mask(values)))
-    planned = s.trust_model in _SUM_PROTOCOLS  # each point is a protocol plan: fewer
+    planned = s.trust_model in PLANNED_MODELS  # each point is a protocol plan: fewer
     line_eps = eps_line if not planned else eps_mc[::2]
     lines = None if not analytic else _analytic(
         s, values, line_eps, _Part(state, 0.0, 0.9 if planned else 0.05, "error model"))
@@ -502,12 +478,12 @@ def utility(s: Choices, values: np.ndarray, state: State | None = None, *,
         others = comparison_settings(s, VIEW_TRUST_MODELS if compare is True else compare)
         for i, other in enumerate(others):
             check(state)
-            eps = eps_line if other.trust_model not in _SUM_PROTOCOLS else eps_mc[::4]
+            eps = eps_line if other.trust_model not in PLANNED_MODELS else eps_mc[::4]
             part = _Part(state, 0.9 + 0.1 * i / len(others), 0.9 + 0.1 * (i + 1) / len(others),
                          "comparison")
             err = _analytic(other, values, eps, part)
             if err is not None:
-                kind = "bound" if other.trust_model in _SUM_PROTOCOLS else "analytic"
+                kind = "bound" if other.trust_model in PLANNED_MODELS else "analytic"
                 name = curve_name(other.trust_model, other.info.label, kind)
                 curves.append(Curve(name, other.trust_model, other.mechanism, "analytic", eps,
                                     err, primary=False))

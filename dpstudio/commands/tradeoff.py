@@ -30,6 +30,8 @@ _SUMMARY_ALPHA = (0.0, 0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0)
 
 
 def parser() -> argparse.ArgumentParser:
+    from dpstudio.engine.entry import EPSILON
+
     p = Parser(
         prog="dpstudio tradeoff",
         description="Trade-off curve β = f(α) of a mechanism: the smallest type II error "
@@ -41,7 +43,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--mechanism", required=True, choices=MECHANISMS)
     p.add_argument("--sigma", type=float, help="Gaussian noise standard deviation σ > 0")
     p.add_argument("--scale", type=float, help="Laplace scale b > 0")
-    p.add_argument("--epsilon", type=float, help="ε > 0 of randomized response (rr, krr)")
+    p.add_argument("--epsilon", type=float,
+                   help=f"{EPSILON.help} Used by rr and krr ({EPSILON.label} > 0).")
     p.add_argument("--k", type=int, help="number of values of k-ary randomized response, ≥ 2")
     p.add_argument("--sensitivity", type=float,
                    help="sensitivity Δ of the query (gaussian, laplace; default 1)")

@@ -65,6 +65,23 @@ class LazyUniform:
     ``U`` lies in ``[m / 2**bits, (m + 1) / 2**bits)``; :meth:`extend` draws 64 more bits
     from ``source``. A fresh draw is ``LazyUniform(0, 0, source)``; a vectorized path hands
     over the ``bits`` it has already used as ``m``.
+
+    Parameters
+    ----------
+    m : int
+        The bits of ``U`` drawn so far, as an integer (most significant bit first).
+    bits : int
+        How many bits ``m`` holds (0 for a fresh draw).
+    source : Source
+        Where further bits come from; only its ``uint64(n)`` method is used (see
+        :mod:`dpstudio.engine.rng`).
+
+    Attributes
+    ----------
+    m : int
+        The known prefix of ``U``: ``m / 2**bits <= U < (m + 1) / 2**bits``.
+    bits : int
+        Its length in bits; grows by 64 at each :meth:`extend`.
     """
 
     __slots__ = ("bits", "m", "_source")
@@ -83,6 +100,25 @@ class LazyUniform:
         """Decide ``U < c`` exactly, where ``bounds(prec)`` encloses ``c`` in ``[lo, hi]``.
 
         ``bounds`` must tighten to zero width as ``prec`` (decimal digits) grows.
+
+        Parameters
+        ----------
+        bounds : callable
+            ``bounds(prec) -> (lo, hi)``, two :class:`~fractions.Fraction` with
+            ``lo <= c <= hi``, computed with ``prec`` decimal digits (starting at
+            :data:`START_PREC`, doubled while the enclosure is too wide).
+
+        Returns
+        -------
+        bool
+            Whether ``U < c``. Bits of ``U`` are drawn as needed, so the instance is
+            extended in place.
+
+        Raises
+        ------
+        RuntimeError
+            If the comparison is still unresolved beyond 65,536 digits, which happens only
+            when ``c`` equals a dyadic rational ``U`` can hit (a bug in the caller).
         """
         prec = START_PREC
         lo, hi = bounds(prec)
@@ -107,6 +143,19 @@ def exp_neg_bounds(x: Fraction, prec: int) -> Bounds:
     ``x`` is enclosed by divisions rounded down and up; :meth:`decimal.Context.exp` is
     correctly rounded (half-even), so stepping one unit in the last place outward encloses
     the true exponential.
+
+    Parameters
+    ----------
+    x : Fraction
+        The exponent's magnitude, ``x >= 0``.
+    prec : int
+        Decimal digits of the computation; the enclosure's relative width is about
+        ``10**-prec``.
+
+    Returns
+    -------
+    (Fraction, Fraction)
+        ``(lo, hi)`` with ``0 <= lo <= exp(-x) <= hi``; ``(1, 1)`` when ``x == 0``.
     """
     if x == 0:
         return Fraction(1), Fraction(1)
@@ -120,7 +169,21 @@ def exp_neg_bounds(x: Fraction, prec: int) -> Bounds:
 
 
 def bernoulli_exp_exact(u: LazyUniform, gamma: Fraction | float) -> bool:
-    """Decide ``U < exp(-gamma)`` exactly (a Bernoulli(exp(-gamma)) outcome)."""
+    """Decide ``U < exp(-gamma)`` exactly (a Bernoulli(exp(-gamma)) outcome).
+
+    Parameters
+    ----------
+    u : LazyUniform
+        The uniform deciding the outcome; extended in place if its prefix does not.
+    gamma : Fraction or float
+        The rate, ``gamma >= 0`` (``math.inf`` gives probability 0). A float is taken at
+        its exact binary value.
+
+    Returns
+    -------
+    bool
+        True with probability ``exp(-gamma)``.
+    """
     if gamma == math.inf:
         return False
     gamma = Fraction(gamma)
@@ -134,6 +197,19 @@ def geometric_exact(u: LazyUniform, t: Fraction) -> int:
 
     ``G >= g`` exactly when ``U < exp(-g/t)``; a floating-point estimate gives the starting
     point and exact comparisons step it to the answer.
+
+    Parameters
+    ----------
+    u : LazyUniform
+        The uniform to invert; extended in place (to at least 53 significant bits, and
+        further while a comparison needs it).
+    t : Fraction
+        The geometric's scale, ``t > 0``.
+
+    Returns
+    -------
+    int
+        ``G >= 0``, distributed as ``P(G >= g) = exp(-g/t)`` when ``U`` is uniform.
     """
     # With a relative width of at most 2**-52 the estimate is within one of the answer.
     while u.m < (1 << 52):
@@ -166,6 +242,19 @@ class TailBounds:
     """Enclosures of the right tails ``q_j = P(Z >= j)``, ``j = 1 .. K+1``.
 
     ``num[j-1] / den_hi <= q_j <= (num[j-1] + err) / den_lo`` (integers).
+
+    Attributes
+    ----------
+    K : int
+        The table's last cell; tails are enclosed for ``j = 1 .. K+1``.
+    bits : int
+        The fixed-point precision the enclosures were computed at.
+    num : list of int
+        ``K+1`` numerators, lower bounds on ``2**bits R_j`` (unnormalised tails).
+    err : int
+        One bound, in units of ``2**-bits``, on every numerator's deficit.
+    den_lo, den_hi : int
+        Lower and upper bounds on the normaliser in the same units.
     """
 
     K: int
@@ -176,7 +265,18 @@ class TailBounds:
     den_hi: int
 
     def q(self, j: int) -> Bounds:
-        """Bounds on ``q_j`` as fractions."""
+        """Bounds on ``q_j`` as fractions.
+
+        Parameters
+        ----------
+        j : int
+            The tail's index, ``1 <= j <= K+1``.
+
+        Returns
+        -------
+        (Fraction, Fraction)
+            ``(lo, hi)`` with ``lo <= P(Z >= j) <= hi``.
+        """
         n = self.num[j - 1]
         return Fraction(n, self.den_hi), Fraction(n + self.err, self.den_lo)
 
@@ -186,6 +286,12 @@ class TailBounds:
         Certified means both ends give the same floor ``f`` and ``2^64 q_j`` is not the
         integer ``f`` itself (so ``1 - q_j`` has floor ``2^64 - 1 - f``): the lower end
         exceeds ``f``, or ``f = 0`` (tails are positive).
+
+        Returns
+        -------
+        list of int or None
+            ``K+1`` certified floors, or None when some enclosure is too wide (the caller
+            then recomputes at more ``bits``).
         """
         out = []
         den_lo, den_hi, err = self.den_lo, self.den_hi, self.err
@@ -218,6 +324,25 @@ def gauss_tail_bounds(sigma: float, K: int, bits: int, half: bool = False) -> Ta
     With ``half``, the same for the half-line law ``P(y) ∝ exp(-y^2 / (2 sigma^2))`` on
     ``y >= 0``: ``q_j = P(Y >= j) = R_j / R_0``, ``R_0 = 1 + R_1`` (same numerators,
     another normaliser).
+
+    The discrete Gaussian is the one of Canonne, Kamath and Steinke, "The Discrete
+    Gaussian for Differential Privacy" (NeurIPS 2020). Results are cached per argument.
+
+    Parameters
+    ----------
+    sigma : float
+        The scale parameter, in grid steps (``sigma > 0``).
+    K : int
+        Tails are enclosed for ``j = 1 .. K+1``.
+    bits : int
+        Fixed-point precision; more bits give narrower enclosures.
+    half : bool, optional
+        Enclose the half-line law on ``y >= 0`` instead of the two-sided one.
+
+    Returns
+    -------
+    TailBounds
+        Integer enclosures of ``P(Z >= j)`` (or ``P(Y >= j)``).
     """
     one = 1 << bits
     s = Fraction(sigma)
@@ -249,6 +374,22 @@ def laplace_tail_bounds(scale: float, K: int, bits: int) -> TailBounds:
     """Tail enclosures for the discrete Laplace: ``q_j = c^j / (1 + c)``, ``c = e^{-1/scale}``.
 
     ``c^j`` in ``bits``-bit fixed point with floors has deficit <= 3j units.
+    Results are cached per argument.
+
+    Parameters
+    ----------
+    scale : float
+        The discrete Laplace scale, in grid steps (``scale > 0``):
+        ``P(k) ∝ exp(-|k| / scale)``.
+    K : int
+        Tails are enclosed for ``j = 1 .. K+1``.
+    bits : int
+        Fixed-point precision; more bits give narrower enclosures.
+
+    Returns
+    -------
+    TailBounds
+        Integer enclosures of ``P(Z >= j)``.
     """
     one = 1 << bits
     c = _fixed_exp_neg(1 / Fraction(scale), bits)
@@ -265,6 +406,21 @@ def table_cell_exact(T64: np.ndarray, bound: Callable[[int, int], Bounds],
     ``T64[c] = floor(2**64 beta_c)`` (certified) narrows the candidates using the bits
     already drawn; ``bound(c, prec)`` encloses ``beta_c`` for the exact comparisons of the
     remaining binary search.
+
+    Parameters
+    ----------
+    T64 : numpy.ndarray of uint64
+        Certified ``floor(2**64 beta_c)`` for every boundary, increasing.
+    bound : callable
+        ``bound(c, prec) -> (lo, hi)`` enclosing ``beta_c`` with ``prec`` decimal digits.
+    u : LazyUniform
+        The uniform being inverted; extended in place when the drawn bits do not decide.
+
+    Returns
+    -------
+    int
+        The table cell of ``U``: the number of boundaries ``beta_c <= U``, in
+        ``0 .. len(T64)``.
     """
     if u.bits == 0:
         lo, hi = 0, len(T64)

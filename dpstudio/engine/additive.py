@@ -43,7 +43,24 @@ QUERIES = ("count", "sum", "mean", "variance", "histogram")
 
 
 def fine_grid(scale: float) -> float:
-    """The power of two 2^k with scale/2^k in [2^15, 2^16)."""
+    """The power of two 2^k with scale/2^k in [2^15, 2^16).
+
+    Parameters
+    ----------
+    scale : float
+        The continuous mechanism's noise scale (Laplace b or Gaussian σ), in the units of
+        the values.
+
+    Returns
+    -------
+    float
+        The grid width 2^k, same units.
+
+    Raises
+    ------
+    ParameterError
+        If ``scale`` is not finite and positive.
+    """
     if not math.isfinite(scale) or scale <= 0:
         raise ParameterError(f"noise scale must be finite and positive, got {scale!r}")
     exponent = math.frexp(scale)[1] - 1  # scale in [2^e, 2^(e+1))
@@ -62,6 +79,10 @@ class IntegerNoise:
     sensitivity : integer sensitivity in grid units (ℓ₁ for Laplace; per coordinate for
         Gaussian, with ``coordinates`` coordinates changing between neighbours).
     epsilon, delta : the guarantee this noise gives for that sensitivity.
+    mechanism : registry name of the mechanism that calibrated it (``"laplace"``, …).
+    coordinates : how many coordinates change between neighbours (1, or 2 for a
+        replace-one histogram).
+    calibration : how the scale was found, for reports (``"Δ₁/ε"``, ``"analytic …"``).
     """
 
     mechanism: str
@@ -87,13 +108,36 @@ class IntegerNoise:
         return self.sensitivity * self.grid * self.coordinates
 
     def sample(self, size: int, source: Source) -> np.ndarray:
-        """``size`` draws of integer noise (grid units) from ``source``."""
+        """``size`` draws of integer noise (grid units) from ``source``.
+
+        Parameters
+        ----------
+        size : int
+            Number of draws.
+        source : Source
+            Random bits (a :class:`~dpstudio.engine.rng.SecureSource` for a release).
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (size,)
+        """
         if self.family == "laplace":
             return sampling.discrete_laplace(self.scale, size, source)
         return sampling.discrete_gaussian(self.scale, size, source)
 
     def pmf(self, k: np.ndarray) -> np.ndarray:
-        """Exact probability of integer noise value(s) ``k``."""
+        """Exact probability of integer noise value(s) ``k``.
+
+        Parameters
+        ----------
+        k : array_like of int
+            Noise values, in grid units.
+
+        Returns
+        -------
+        numpy.ndarray
+            P(noise = k), same shape as ``k``.
+        """
         if self.family == "laplace":
             return sampling.discrete_laplace_pmf(k, self.scale)
         return sampling.discrete_gaussian_pmf(k, self.scale)
@@ -108,7 +152,18 @@ class IntegerNoise:
         return var * self.grid * self.grid
 
     def half_width(self, confidence: float) -> float:
-        """Smallest h on the grid with P(|noise| ≤ h) ≥ confidence, in value units."""
+        """Smallest h on the grid with P(|noise| ≤ h) ≥ confidence, in value units.
+
+        Parameters
+        ----------
+        confidence : float
+            Coverage, in (0, 1).
+
+        Returns
+        -------
+        float
+            h, a whole number of grid steps.
+        """
         if self.family == "laplace":
             k = sampling.discrete_laplace_quantile_abs(confidence, self.scale)
         else:
@@ -116,6 +171,14 @@ class IntegerNoise:
         return float(k) * self.grid
 
     def to_dict(self) -> dict:
+        """The noise as JSON-ready values, in the units of the values (releases, reports).
+
+        Returns
+        -------
+        dict
+            ``mechanism``, ``family``, ``noise_scale``, ``scale_steps``, ``grid``,
+            ``sensitivity`` (value units), ``epsilon``, ``delta``, ``calibration``.
+        """
         return {
             "mechanism": self.mechanism,
             "family": self.family,
@@ -130,7 +193,25 @@ class IntegerNoise:
 
 
 class NoiseFamily:
-    """What a registry entry of kind ``"additive"`` builds: grid choice plus calibration."""
+    """What a registry entry of kind ``"additive"`` builds: grid choice plus calibration.
+
+    Parameters
+    ----------
+    name : str
+        The registry name, copied into each :class:`IntegerNoise`.
+    family : {"laplace", "gaussian"}
+        The noise distribution.
+    integer_grid : bool
+        Stay on the integers (the discrete mechanisms) instead of a fine grid.
+    calibration : {"exact", "analytic", "classical"}, optional
+        Gaussian calibration: ``"classical"`` is Dwork & Roth's (ε < 1); any other value
+        uses the analytic one of Balle & Wang (2018). Ignored for Laplace.
+
+    Attributes
+    ----------
+    name, family, integer_grid, calibration
+        As given.
+    """
 
     def __init__(self, name: str, family: str, integer_grid: bool, calibration: str = "exact"):
         self.name = name
@@ -145,6 +226,26 @@ class NoiseFamily:
 
         ``sensitivity`` is per coordinate; ℓ₂ = sensitivity·√coordinates, ℓ₁ =
         sensitivity·coordinates.
+
+        Parameters
+        ----------
+        sensitivity : float
+            Per-coordinate sensitivity, in the units of the values.
+        epsilon, delta : float
+            The target guarantee (δ is used by the Gaussian only, and must be > 0 there).
+        coordinates : int, optional
+            Coordinates changing between neighbours.
+
+        Returns
+        -------
+        float
+            Laplace b = Δ₁/ε, or the Gaussian σ, in the units of the values.
+
+        Raises
+        ------
+        ParameterError
+            If ε, δ or the sensitivity is out of range, or the classical calibration is
+            asked for ε ≥ 1.
         """
         eps = validate_epsilon(epsilon)
         if self.family == "laplace":
@@ -155,7 +256,28 @@ class NoiseFamily:
         return analytic_gaussian_sigma(l2, eps, delta)
 
     def grid(self, sensitivity: float, epsilon: float, delta: float, coordinates: int = 1) -> float:
-        """Grid width for a statistic with this (per-coordinate) sensitivity in value units."""
+        """Grid width for a statistic with this (per-coordinate) sensitivity in value units.
+
+        Parameters
+        ----------
+        sensitivity : float
+            Per-coordinate sensitivity, in the units of the values.
+        epsilon, delta : float
+            The target guarantee.
+        coordinates : int, optional
+            Coordinates changing between neighbours.
+
+        Returns
+        -------
+        float
+            A power of two: :func:`fine_grid` of the continuous scale, at least 1 for the
+            integer mechanisms.
+
+        Raises
+        ------
+        ParameterError
+            As :meth:`continuous_scale`.
+        """
         fine = fine_grid(self.continuous_scale(sensitivity, epsilon, delta, coordinates))
         # Integer mechanisms stay on the integers, coarsening (by powers of two) only when the
         # noise is so wide that the scale would exceed 2^16 steps: exact δ stays cheap.
@@ -164,7 +286,33 @@ class NoiseFamily:
     def calibrate(
         self, sensitivity: int, grid: float, epsilon: float, delta: float, coordinates: int = 1
     ) -> IntegerNoise:
-        """Noise for an integer statistic with integer per-coordinate ``sensitivity``."""
+        """Noise for an integer statistic with integer per-coordinate ``sensitivity``.
+
+        Laplace takes scale Δ₁/ε, exact for the discrete Laplace. The Gaussian starts from
+        the continuous calibration and raises σ until the exact δ of the discrete Gaussian
+        meets the target (:func:`~dpstudio.engine.calibration.discrete_gaussian_sigma`).
+
+        Parameters
+        ----------
+        sensitivity : int
+            Per-coordinate sensitivity in grid steps, ≥ 1.
+        grid : float
+            The grid width chosen by :meth:`grid`, in the units of the values.
+        epsilon, delta : float
+            The target guarantee; the Gaussian needs δ > 0.
+        coordinates : int, optional
+            Coordinates changing between neighbours (1, or 2 for the Gaussian on a
+            replace-one histogram).
+
+        Returns
+        -------
+        IntegerNoise
+
+        Raises
+        ------
+        ParameterError
+            If ε or δ is out of range, or the sensitivity is below one grid step.
+        """
         eps = validate_epsilon(epsilon)
         sens = int(sensitivity)
         if sens < 1:

@@ -8,6 +8,10 @@ so the points can be overlaid on the theoretical curve: an honest mechanism's bo
 its curve, and a box entirely *below* the claimed curve certifies (at the stated
 confidence) that the claim is wrong. The likelihood-ratio test is the Neyman–Pearson test,
 so with the true likelihood ratio the points lie on the mechanism's own curve.
+
+:func:`simulate_attack` attacks one mechanism; :func:`simulate_laplace_parts_attack` a
+release of several Laplace statistics at once (a mean is two noisy sums), whose curve
+the engine composes (:mod:`dpstudio.engine.release_curve`).
 """
 
 from __future__ import annotations
@@ -21,12 +25,19 @@ import numpy as np
 
 from dpstudio.engine.audit import clopper_pearson
 from dpstudio.engine.calibration import validate_epsilon, validate_sensitivity
+from dpstudio.engine.checks import count, number
 from dpstudio.engine.errors import ParameterError
 from dpstudio.engine.sampling import categorical_log, discrete_laplace
 from dpstudio.engine.tradeoff import TradeoffCurve
 from dpstudio.jobs import State, check
 
-__all__ = ["ATTACKABLE", "EmpiricalTradeoff", "empirical_tradeoff", "simulate_attack"]
+__all__ = [
+    "ATTACKABLE",
+    "EmpiricalTradeoff",
+    "empirical_tradeoff",
+    "simulate_attack",
+    "simulate_laplace_parts_attack",
+]
 
 ATTACKABLE = ("gaussian", "laplace", "discrete_laplace", "rr", "krr")
 
@@ -35,9 +46,24 @@ ATTACKABLE = ("gaussian", "laplace", "discrete_laplace", "rr", "krr")
 class EmpiricalTradeoff:
     """Estimated (α, β) of likelihood-ratio tests, one per threshold, with intervals.
 
-    ``alpha_low``/``alpha_high`` and ``beta_low``/``beta_high`` are two-sided
-    Clopper–Pearson intervals at ``confidence``: per point, or for all points at once when
-    ``simultaneous`` (Bonferroni over the 2 × thresholds intervals).
+    Attributes
+    ----------
+    thresholds : numpy.ndarray
+        One test "reject D when LLR > t" per threshold t.
+    alpha, beta : numpy.ndarray
+        Estimated type I errors (D's outputs rejected) and type II errors (D′'s accepted).
+    alpha_low, alpha_high, beta_low, beta_high : numpy.ndarray
+        Two-sided Clopper–Pearson intervals at ``confidence``: per point, or for all
+        points at once when ``simultaneous`` (Bonferroni over the 2 × thresholds
+        intervals).
+    n_d, n_d2 : int
+        Outputs drawn on D and on D′.
+    confidence : float
+        Level of the intervals.
+    simultaneous : bool
+        Whether the intervals hold together.
+    label : str
+        What was attacked, for plots and reports.
     """
 
     thresholds: np.ndarray
@@ -58,6 +84,16 @@ class EmpiricalTradeoff:
 
         A decreasing continuous f meets [α_lo, α_hi] × [β_lo, β_hi] iff f(α_hi) ≤ β_hi and
         f(α_lo) ≥ β_lo.
+
+        Parameters
+        ----------
+        curve : TradeoffCurve or callable
+            The claimed trade-off function (a curve, or α ↦ β vectorized).
+
+        Returns
+        -------
+        numpy.ndarray
+            bool per threshold.
         """
         f = _as_function(curve)
         return (f(self.alpha_high) <= self.beta_high) & (f(self.alpha_low) >= self.beta_low)
@@ -67,6 +103,16 @@ class EmpiricalTradeoff:
 
         Then a test with type I error ≤ α_hi and type II error ≤ β_hi exists (at the stated
         confidence), which a mechanism satisfying f-DP cannot allow.
+
+        Parameters
+        ----------
+        curve : TradeoffCurve or callable
+            The claimed trade-off function (a curve, or α ↦ β vectorized).
+
+        Returns
+        -------
+        numpy.ndarray
+            bool per threshold: True certifies (at the confidence) that the claim is wrong.
         """
         return self.beta_high < _as_function(curve)(self.alpha_high)
 
@@ -101,6 +147,19 @@ def empirical_tradeoff(sample_d, sample_d2, log_likelihood_ratio: Callable | Non
     confidence : float
         Level of each two-sided Clopper–Pearson interval (or of all together, see
         ``simultaneous``), in (0, 1).
+    simultaneous : bool
+        Whether the intervals hold for all points at once (Bonferroni).
+    label : str
+        What was attacked.
+
+    Returns
+    -------
+    EmpiricalTradeoff
+
+    Raises
+    ------
+    ParameterError
+        For a confidence outside (0, 1), no outputs, or bad thresholds.
     """
     c = float(confidence)
     if not 0.0 < c < 1.0:
@@ -132,15 +191,10 @@ def _numpy_generator(source) -> np.random.Generator:
 
 
 def _positive(params: Mapping[str, Any], name: str) -> float:
-    try:
-        v = float(params[name])
-    except KeyError:
-        raise ParameterError(f"missing parameter {name!r}") from None
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be a number, got {params[name]!r}") from None
-    if not math.isfinite(v) or v <= 0:
-        raise ParameterError(f"{name} must be a finite number greater than 0, got {v!r}")
-    return v
+    """``params[name]`` as a finite float > 0 (the engine's one range validator)."""
+    if name not in params:
+        raise ParameterError(f"missing parameter {name!r}")
+    return number(name, params[name], low=0.0, low_open=True)
 
 
 def simulate_attack(mechanism_name: str, params: Mapping[str, Any], n: int, source,
@@ -273,6 +327,86 @@ def simulate_attack(mechanism_name: str, params: Mapping[str, Any], n: int, sour
     out = empirical_tradeoff(
         xd, xd2, llr, t, confidence, simultaneous=simultaneous,
         label=f"simulated attack on {mechanism_name} ({n} draws per input, {source!r})")
+    if state is not None:
+        state.progress(1.0, "attack: tests counted")
+    return out
+
+
+def simulate_laplace_parts_attack(part_epsilon: float, parts: int, n: int, source,
+                                  thresholds=None, confidence: float = 0.95, *,
+                                  simultaneous: bool = False, state: State | None = None
+                                  ) -> EmpiricalTradeoff:
+    """Attack a release of ``parts`` independent Laplace statistics at once (a simulation).
+
+    A central mean is two noisy sums, a variance three, a histogram under ``replace``
+    moves two cells: one person changes every part, each by its sensitivity Δ = 1, and
+    each part carries Laplace noise of scale b = 1/ε_part. D has every part at 0, D′ every
+    part at 1; the likelihood-ratio test sums the parts' losses,
+    LLR = ε_part · Σ_i (2 clip(x_i, 0, 1) − 1), each term in [−ε_part, ε_part]. The sum is
+    taken in units of ε_part, so the atoms of the loss (every part in a tail) land
+    exactly on ±k·ε_part for k parts, on the right side of thresholds placed there.
+
+    Parameters
+    ----------
+    part_epsilon : float
+        ε of each part (the release's ε over ``parts``), > 0.
+    parts : int
+        Number of noisy statistics, ≥ 1.
+    n : int
+        Draws of the whole release per input.
+    source : Source
+        The random source: continuous floating-point draws of numpy's generator seeded
+        from 256 bits of it (a simulation, not a release; the same seeded source gives
+        the same points).
+    thresholds : array_like of float, optional
+        The tests' thresholds; by default 21 from −ε_part·parts to just under
+        ε_part·parts.
+    confidence : float
+        Level of the Clopper–Pearson intervals.
+    simultaneous : bool
+        Whether the intervals hold for all points at once (Bonferroni).
+    state : State, optional
+        The job's state (:mod:`~dpstudio.jobs`): cancellation checked before and between
+        the two inputs' draws and before the tests; progress after each.
+
+    Returns
+    -------
+    EmpiricalTradeoff
+        The tests' estimated errors with their intervals; with the true likelihood ratio
+        the points lie on the ``parts``-fold composition of the Laplace curve.
+
+    Raises
+    ------
+    ParameterError
+        For a bad ε, number of parts, n or threshold.
+    Cancelled
+        If ``state`` is cancelled.
+    """
+    eps = number("part_epsilon", part_epsilon, low=0.0, low_open=True)
+    k = count("parts", parts)
+    n = count("n", n)
+    scale = 1.0 / eps
+
+    def drawn(fraction: float) -> None:
+        check(state)
+        if state is not None:
+            state.progress(fraction, "attack: outputs drawn")
+
+    gen = _numpy_generator(source)
+    drawn(0.0)
+    xd = gen.laplace(0.0, scale, (n, k))
+    drawn(0.45)
+    xd2 = gen.laplace(1.0, scale, (n, k))
+
+    def llr(v: np.ndarray) -> np.ndarray:
+        return (2.0 * np.clip(v, 0.0, 1.0) - 1.0).sum(axis=1) * eps
+
+    total = eps * k
+    t = np.linspace(-total, total, 22)[:-1] if thresholds is None else thresholds
+    drawn(0.9)
+    out = empirical_tradeoff(
+        llr(xd), llr(xd2), None, t, confidence, simultaneous=simultaneous,
+        label=f"simulated attack on {k} Laplace parts ({n} draws per input, {source!r})")
     if state is not None:
         state.progress(1.0, "attack: tests counted")
     return out

@@ -22,7 +22,23 @@ def clopper_pearson(successes: np.ndarray, trials: int, alpha: float
                     ) -> tuple[np.ndarray, np.ndarray]:
     """Exact one-sided (1−alpha) bounds (lower, upper) of a binomial proportion.
 
-    Each bound alone holds with probability ≥ 1−alpha.
+    Each bound alone holds with probability ≥ 1−alpha (Clopper & Pearson 1934: quantiles
+    of Beta(k, n−k+1) and Beta(k+1, n−k)).
+
+    Parameters
+    ----------
+    successes : array_like
+        Success counts k, each in 0..trials.
+    trials : int
+        Number of trials n, ≥ 1.
+    alpha : float
+        One-sided error level, in (0, 1).
+
+    Returns
+    -------
+    lower, upper : numpy.ndarray
+        Bounds of the proportion, same shape as ``successes``; ``lower = 0`` where k = 0 and
+        ``upper = 1`` where k = n.
     """
     k = np.asarray(successes, dtype=np.float64)
     # Quantiles of Beta(a, b) are the inverse regularized incomplete beta function.
@@ -35,7 +51,21 @@ def clopper_pearson(successes: np.ndarray, trials: int, alpha: float
 
 @dataclass(frozen=True)
 class AuditResult:
-    """The best event found and the ε lower bound it certifies."""
+    """The best event found and the ε lower bound it certifies.
+
+    Attributes
+    ----------
+    epsilon_lower : float
+        The certified lower bound on ε (0.0 when no event certifies a positive one).
+    event : str
+        The event, such as ``"x ≥ 3.5"`` or ``"x = 2 (D′ vs D)"``; ``"none"`` if none.
+    p_hat, q_hat : float
+        Observed frequencies of the event on the two inputs, in that order.
+    events_tried : int
+        Events times directions the Bonferroni correction covers.
+    confidence : float
+        Probability that ``epsilon_lower`` is a valid bound.
+    """
 
     epsilon_lower: float
     event: str
@@ -63,6 +93,16 @@ def epsilon_lower_bound(
     thresholds : number of thresholds t for events {x ≥ t} and {x ≤ t} (numeric outputs),
         placed at quantiles of the pooled outputs.
     categorical : use events {x = v} for each distinct output v instead.
+
+    Returns
+    -------
+    AuditResult
+        The largest lower bound over all events and both directions.
+
+    Raises
+    ------
+    ValueError
+        If either array of outputs is empty.
     """
     a = np.asarray(outputs_d)
     b = np.asarray(outputs_d2)

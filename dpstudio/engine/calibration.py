@@ -132,12 +132,45 @@ def check_budget_use(info: Any, epsilon: float, delta: float) -> None:
 
 
 def validate_sensitivity(sensitivity: float) -> float:
-    """Return Δ as a float, or raise unless 0 < Δ < ∞."""
+    """Return Δ as a float, or raise unless 0 < Δ < ∞.
+
+    Parameters
+    ----------
+    sensitivity : float
+        The query's sensitivity Δ, in the units of its values.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ParameterError
+        Unless 0 < Δ < ∞ (one line).
+    """
     return positive("sensitivity", sensitivity)
 
 
 def laplace_scale(sensitivity: float, epsilon: float) -> float:
-    """Laplace scale b = Δ₁/ε for ε-DP (Dwork, McSherry, Nissim & Smith 2006)."""
+    """Laplace scale b = Δ₁/ε for ε-DP (Dwork, McSherry, Nissim & Smith 2006).
+
+    Parameters
+    ----------
+    sensitivity : float
+        ℓ₁ sensitivity Δ₁ > 0, in the units of the values.
+    epsilon : float
+        ε > 0.
+
+    Returns
+    -------
+    float
+        The scale b, in the units of the values.
+
+    Raises
+    ------
+    ParameterError
+        If Δ₁ or ε is not finite and positive.
+    """
     return validate_sensitivity(sensitivity) / validate_epsilon(epsilon)
 
 
@@ -146,6 +179,25 @@ def classical_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -
 
     The theorem holds only for ε < 1; larger ε raises :class:`ParameterError`
     (use :func:`analytic_gaussian_sigma`, valid for every ε).
+
+    Parameters
+    ----------
+    sensitivity : float
+        ℓ₂ sensitivity Δ₂ > 0, in the units of the values.
+    epsilon : float
+        0 < ε < 1.
+    delta : float
+        0 < δ < 1.
+
+    Returns
+    -------
+    float
+        σ, in the units of the values.
+
+    Raises
+    ------
+    ParameterError
+        If Δ₂ or ε is not finite and positive, δ is outside (0, 1), or ε ≥ 1.
     """
     sens = validate_sensitivity(sensitivity)
     eps = validate_epsilon(epsilon)
@@ -164,6 +216,20 @@ def analytic_gaussian_delta(sigma: float, sensitivity: float, epsilon: float) ->
     Balle & Wang 2018, Theorem 8:
     δ = Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ), evaluated in log space so that tiny δ
     and large ε keep their precision.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation σ > 0, in the units of the values.
+    sensitivity : float
+        ℓ₂ sensitivity Δ > 0, same units.
+    epsilon : float
+        ε ≥ 0.
+
+    Returns
+    -------
+    float
+        δ(ε) in [0, 1] (clipped at 0 against rounding). The arguments are not validated.
     """
     a = sensitivity / (2.0 * sigma)
     b = epsilon * sigma / sensitivity
@@ -198,6 +264,25 @@ def analytic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) ->
 
     Found by bisection on :func:`analytic_gaussian_delta` to 1e-12 relative; the value
     returned is on the private side of the bracket.
+
+    Parameters
+    ----------
+    sensitivity : float
+        ℓ₂ sensitivity Δ > 0, in the units of the values.
+    epsilon : float
+        ε > 0.
+    delta : float
+        0 < δ < 1.
+
+    Returns
+    -------
+    float
+        σ, in the units of the values, with ``analytic_gaussian_delta(σ, Δ, ε) <= δ``.
+
+    Raises
+    ------
+    ParameterError
+        If Δ or ε is not finite and positive, or δ is outside (0, 1).
     """
     sens = validate_sensitivity(sensitivity)
     eps = validate_epsilon(epsilon)
@@ -224,6 +309,27 @@ def discrete_gaussian_delta(
     Σ_y max(0, P(y) − e^ε Q(y)) over the privacy-loss distribution (Canonne, Kamath &
     Steinke 2020, Thm 7, generalized by convolution), on a window of ±12σ per coordinate
     where the neglected mass is below 1e-30.
+
+    Parameters
+    ----------
+    sigma : float
+        The discrete Gaussian's scale σ > 0, in integer steps.
+    sensitivity : int
+        Integer shift Δ ≥ 1 of each changing coordinate, in integer steps.
+    epsilon : float
+        ε ≥ 0 (not validated).
+    coordinates : int, optional
+        1 or 2 coordinates changing between neighbours.
+
+    Returns
+    -------
+    float
+        δ(ε).
+
+    Raises
+    ------
+    ParameterError
+        If Δ < 1 or ``coordinates`` is not 1 or 2.
     """
     sens = int(sensitivity)
     if sens < 1 or coordinates not in (1, 2):
@@ -260,6 +366,31 @@ def discrete_gaussian_sigma(
     Starts from the continuous analytic σ, to which the discrete one is very close once
     σ ≳ 1 (Canonne, Kamath & Steinke 2020, Fig. 1), so the bracket is found in a few
     steps of growing size; cached because releases repeat the same calibration.
+
+    Parameters
+    ----------
+    sensitivity : int
+        Integer shift Δ ≥ 1 per changing coordinate, in integer steps.
+    epsilon : float
+        ε > 0.
+    delta : float
+        0 < δ < 1.
+    coordinates : int, optional
+        1 or 2 coordinates changing between neighbours (see
+        :func:`discrete_gaussian_delta`).
+    at_least : float, optional
+        A floor on σ, e.g. the continuous calibration already chosen.
+
+    Returns
+    -------
+    float
+        σ in integer steps with ``discrete_gaussian_delta(σ, Δ, ε, coordinates) <= δ``.
+
+    Raises
+    ------
+    ParameterError
+        If ε is not finite and positive, δ is outside (0, 1), Δ < 1, or ``coordinates``
+        is not 1 or 2.
     """
     eps = validate_epsilon(epsilon)
     d = validate_delta(delta, required=True)

@@ -54,6 +54,9 @@ class Param:
         Asks a UI for a logarithmic slider.
     label : str
         Short name for people (``"ε"``); the name when empty.
+    shown_low, shown_high : float or None
+        The range a slider shows, where it is narrower than the valid one (ε is valid up
+        to 100 but no slider can start at the open end 0); None: the valid limit.
     """
 
     name: str
@@ -68,6 +71,37 @@ class Param:
     choices: tuple[str, ...] = ()
     log_scale: bool = False
     label: str = ""
+    shown_low: float | None = None
+    shown_high: float | None = None
+
+    @property
+    def shown_range(self) -> tuple[float, float]:
+        """The (low, high) a slider or spin box offers: the shown range within the valid one.
+
+        A display range, not a validity range: a value outside it may still be valid (a
+        spec or a flag may give it). An entry that narrows the valid range with
+        :func:`dataclasses.replace` (ε ≤ 1 for the privacy blanket) narrows what is
+        shown with it.
+
+        Returns
+        -------
+        tuple of float
+            (low, high), low < high.
+
+        Raises
+        ------
+        ValueError
+            When the parameter has no finite range to show (neither a shown nor a valid
+            limit on one side).
+        """
+        ends = []
+        for shown, valid, pick in ((self.shown_low, self.low, max),
+                                   (self.shown_high, self.high, min)):
+            if shown is None and valid is None:
+                raise ValueError(f"{self.name} has no range to show")
+            ends.append(valid if shown is None else shown if valid is None
+                        else pick(shown, valid))
+        return ends[0], ends[1]
 
     def validate(self, value: Any) -> Any:
         """``value`` converted to this parameter's type and checked against its range.
@@ -139,13 +173,21 @@ class Param:
 
 #: The privacy-loss bound ε of every entry. The upper end 100 is the form's: beyond it no
 #: release is private in any useful sense, and e^ε stays far from overflowing.
-EPSILON = Param("epsilon", "float", 1.0, "Privacy-loss bound: smaller ε means stronger privacy.",
-                low=0.0, low_open=True, high=100.0, log_scale=True, label="ε")
+#: Its help is the one sentence every client shows (the app's tooltip, ``--help``, the
+#: registry's JSON); sliders show 0.01 to 100, five decades around the usual ε = 1.
+EPSILON = Param("epsilon", "float", 1.0,
+                "ε (privacy-loss budget): how much one person's data may change what is "
+                "released; smaller ε means stronger privacy and more noise.",
+                low=0.0, low_open=True, high=100.0, log_scale=True, label="ε",
+                shown_low=0.01, shown_high=100.0)
 
-#: The probability δ that the ε bound may fail, for the entries that take one.
+#: The probability δ that the ε bound may fail, for the entries that take one. Spin boxes
+#: offer 1e-12 to 0.1: below, δ is beneath any dataset's 1/n; above, it is no guarantee.
 DELTA = Param("delta", "float", 1e-6,
-              "Probability that the ε bound may fail; keep it well below 1/n.",
-              low=0.0, low_open=True, high=1.0, high_open=True, log_scale=True, label="δ")
+              "δ: the small probability with which the ε guarantee may fail; keep it well "
+              "below 1/n (one over the number of people).",
+              low=0.0, low_open=True, high=1.0, high_open=True, log_scale=True, label="δ",
+              shown_low=1e-12, shown_high=0.1)
 
 
 @dataclass(frozen=True)
@@ -158,6 +200,36 @@ class MechanismInfo:
     (:mod:`dpstudio.engine.selection`), ``"randomizer"`` mechanisms randomize each record
     (local randomizers, and the shuffle and secure-aggregation sum protocols), ``"model"``
     mechanisms release a fitted model (:mod:`dpstudio.engine.learning`).
+
+    Attributes
+    ----------
+    name : str
+        The registry name used in specs, flags and JSON (``"laplace"``).
+    label : str
+        The name for people.
+    description : str
+        One sentence on what the mechanism does.
+    trust_models : tuple of str
+        The trust models it runs in (:data:`~dpstudio.engine.trust_models.TRUST_MODELS`).
+    value_types : tuple of str
+        The :data:`VALUE_TYPES` it accepts.
+    kind : str
+        One of :data:`KINDS`: the contract the built object follows.
+    params : tuple of Param
+        Its parameters, ε (and δ) first.
+    factory : callable
+        Builds the calibrated mechanism from the resolved parameters.
+    needs_delta : bool
+        Whether its guarantee is (ε, δ) with δ > 0.
+    queries : tuple of str
+        The queries it answers (a registry lookup by query finds it only for these).
+    references : tuple of str
+        The papers it follows.
+
+    Raises
+    ------
+    ValueError
+        At construction, for an unknown kind or trust model.
     """
 
     name: str
@@ -181,6 +253,15 @@ class MechanismInfo:
 
     def param(self, name: str) -> Param:
         """The parameter called ``name``.
+
+        Parameters
+        ----------
+        name : str
+            A parameter's name.
+
+        Returns
+        -------
+        Param
 
         Raises
         ------
@@ -220,11 +301,29 @@ class MechanismInfo:
         return {p.name: p.validate(given.get(p.name, p.default)) for p in self.params}
 
     def build(self, **kwargs: Any) -> Any:
-        """Build the mechanism; keyword arguments are its resolved parameters and context."""
+        """Build the mechanism.
+
+        Parameters
+        ----------
+        **kwargs
+            Its resolved parameters (:meth:`resolve`) and context (e.g. the number of
+            users).
+
+        Returns
+        -------
+        Any
+            The calibrated mechanism, of the type its :attr:`kind` promises.
+        """
         return self.factory(**kwargs)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-JSON description, as listed by ``dpstudio mechanisms --json``."""
+        """Plain-JSON description, as listed by ``dpstudio mechanisms --json``.
+
+        Returns
+        -------
+        dict
+            The entry's metadata and its parameters' :meth:`Param.to_dict`.
+        """
         return {
             "name": self.name,
             "label": self.label,
@@ -246,6 +345,11 @@ class NotAnEntryError(ParameterError, QueryError):
     mechanism of another trust model): the modules that raise it look among their own
     entries only, never in the registry, so they cannot tell the two apart, and a caller
     catching either error sees it.
+
+    Parameters
+    ----------
+    message : str
+        "``name`` is not ``what``", one line.
     """
 
 

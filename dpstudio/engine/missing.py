@@ -16,7 +16,18 @@ __all__ = ["fill_missing", "midpoint"]
 
 
 def midpoint(lower: float, upper: float) -> float:
-    """The middle of the declared bounds (halves first: no overflow near the float maximum)."""
+    """The middle of the declared bounds (halves first: no overflow near the float maximum).
+
+    Parameters
+    ----------
+    lower, upper : float
+        The declared bounds, in the units of the values.
+
+    Returns
+    -------
+    float
+        ``lower/2 + upper/2``.
+    """
     return float(lower) / 2.0 + float(upper) / 2.0
 
 
@@ -26,6 +37,27 @@ def fill_missing(values, fill: float) -> tuple[np.ndarray, int, int]:
     Returns ``(x, missing, non_finite)``: how many entries were filled, and how many of
     those were ±inf — counts of the data, for the analyst only. Raises ``TypeError`` or
     ``ValueError`` when the values are not numbers.
+
+    Parameters
+    ----------
+    values : array_like
+        Numbers (NaN marks a missing value); flattened to one dimension.
+    fill : float
+        The constant a missing or non-finite record contributes, e.g. :func:`midpoint`.
+
+    Returns
+    -------
+    x : numpy.ndarray of float64
+        The filled values, 1-d.
+    missing : int
+        How many entries were filled (NaN and ±inf).
+    non_finite : int
+        How many of those were ±inf.
+
+    Raises
+    ------
+    TypeError, ValueError
+        When ``values`` cannot be read as float64 numbers.
     """
     x = np.asarray(values, dtype=np.float64).reshape(-1)
     bad = ~np.isfinite(x)

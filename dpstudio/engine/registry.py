@@ -86,6 +86,15 @@ class Registry:
     def get(self, name: str) -> MechanismInfo:
         """The entry called ``name``.
 
+        Parameters
+        ----------
+        name : str
+            A registry name, such as ``"laplace"``.
+
+        Returns
+        -------
+        MechanismInfo
+
         Raises
         ------
         ParameterError

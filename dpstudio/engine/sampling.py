@@ -67,6 +67,8 @@ from scipy import special
 
 from . import _exact
 from ._exact import LazyUniform
+from .checks import number
+from .errors import ParameterError
 
 __all__ = [
     "bernoulli_exp",
@@ -115,27 +117,29 @@ _SHIFT11 = np.uint64(11)
 
 
 def _check_scale(value, name: str) -> float:
-    """Return ``value`` as a float after checking it is finite, > 0 and not absurdly large."""
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}") from None
-    if isinstance(value, bool) or not math.isfinite(x) or x <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    if x > _MAX_SCALE:
-        raise ValueError(f"{name} must be at most {_MAX_SCALE:g} (noise must fit int64), "
-                         f"got {value!r}")
-    return x
+    """Return ``value`` as a float after checking it is finite, > 0 and not absurdly large.
+
+    Raises :class:`~dpstudio.engine.errors.ParameterError` (a ValueError), from the
+    engine's one range check; the upper limit keeps the noise within int64.
+    """
+    if isinstance(value, bool):
+        raise ParameterError(f"{name} must be a finite number > 0, got {value!r}")
+    return number(name, value, low=0.0, low_open=True, high=_MAX_SCALE)
 
 
 def _check_size(size) -> int:
-    """Return ``size`` as an int after checking it is a non-negative integer."""
+    """Return ``size`` as an int after checking it is a non-negative integer.
+
+    Only an ``int`` or a numpy integer, as numpy takes for a size (no bool, no whole
+    float); the range is the engine's one range check.
+    """
     try:
         n = operator.index(size)
     except TypeError:
-        raise ValueError(f"size must be a non-negative integer, got {size!r}") from None
-    if isinstance(size, bool) or n < 0:
-        raise ValueError(f"size must be a non-negative integer, got {size!r}")
+        raise ParameterError(f"size must be a non-negative integer, got {size!r}") from None
+    if isinstance(size, bool):
+        raise ParameterError(f"size must be a non-negative integer, got {size!r}")
+    number("size", n, low=0, what="an integer")
     return n
 
 
@@ -220,6 +224,23 @@ def permutation(n: int, source) -> np.ndarray:
     infinite-precision uniforms; elements whose 64-bit keys tie would be ordered by their
     later bits, which are i.i.d. and independent of everything else, so each tied run is
     replaced by a fresh uniform permutation of itself -- exact, not just likely.
+
+    Parameters
+    ----------
+    n : int
+        Number of elements, ≥ 0.
+    source : Source
+        Random source (:mod:`dpstudio.engine.rng`).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        Each of ``0, ..., n-1`` once.
+
+    Raises
+    ------
+    ParameterError
+        When ``n`` is not a non-negative integer.
     """
     n = _check_size(n)
     keys = source.uint64(n)
@@ -524,21 +545,72 @@ def discrete_laplace(scale: float, size: int, source) -> np.ndarray:
 
 
 def discrete_laplace_pmf(k, scale: float):
-    """``P(Z = k)`` for discrete Laplace ``Z``: ``tanh(1/(2 scale)) exp(-|k|/scale)``."""
+    """``P(Z = k)`` for discrete Laplace ``Z``: ``tanh(1/(2 scale)) exp(-|k|/scale)``.
+
+    Parameters
+    ----------
+    k : int or array_like of int
+        Where to evaluate.
+    scale : float
+        Finite, ``0 < scale <= 1e12``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Shaped like ``k``.
+
+    Raises
+    ------
+    ValueError
+        For a bad scale (ParameterError) or non-integer ``k``.
+    """
     t = _check_scale(scale, "scale")
     kk = np.abs(_int_array(k, "k").astype(np.float64))
     return _shaped(np.tanh(0.5 / t) * np.exp(-kk / t), k)
 
 
 def discrete_laplace_variance(scale: float) -> float:
-    """Variance ``2q / (1 - q)^2 = 1 / (2 sinh^2(1/(2 scale)))``, ``q = exp(-1/scale)``."""
+    """Variance ``2q / (1 - q)^2 = 1 / (2 sinh^2(1/(2 scale)))``, ``q = exp(-1/scale)``.
+
+    Parameters
+    ----------
+    scale : float
+        Finite, ``0 < scale <= 1e12``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ParameterError
+        For a bad scale.
+    """
     t = _check_scale(scale, "scale")
     with np.errstate(over="ignore"):
         return float(0.5 / np.sinh(0.5 / t) ** 2)
 
 
 def discrete_laplace_tail(k, scale: float):
-    """``P(|Z| > k) = 2 q^(k+1) / (1 + q)`` for integers ``k >= 0``."""
+    """``P(|Z| > k) = 2 q^(k+1) / (1 + q)`` for integers ``k >= 0``.
+
+    Parameters
+    ----------
+    k : int or array_like of int
+        Where to evaluate, ≥ 0.
+    scale : float
+        Finite, ``0 < scale <= 1e12``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Shaped like ``k``.
+
+    Raises
+    ------
+    ValueError
+        For a bad scale (ParameterError), or ``k`` not integers ≥ 0.
+    """
     t = _check_scale(scale, "scale")
     kk = _int_array(k, "k", nonneg=True).astype(np.float64)
     return _shaped(2.0 * np.exp(-(kk + 1.0) / t) / (1.0 + math.exp(-1.0 / t)), k)
@@ -550,6 +622,23 @@ def discrete_laplace_quantile_abs(p, scale: float):
     Closed form ``ceil(scale ln(2 / ((1 - p)(1 + q))) - 1)`` checked against
     :func:`discrete_laplace_tail`. Floating point cannot separate exact ties; a relative
     slack of 1e-12 makes the answer err upward (a wider interval), never downward.
+
+    Parameters
+    ----------
+    p : float or array_like
+        Probabilities in [0, 1).
+    scale : float
+        Finite, ``0 < scale <= 1e12``.
+
+    Returns
+    -------
+    int or numpy.ndarray of int64
+        Shaped like ``p``.
+
+    Raises
+    ------
+    ValueError
+        For a bad scale (ParameterError), or ``p`` outside [0, 1).
     """
     t = _check_scale(scale, "scale")
     target = (1.0 - _prob_array(p)) * (1.0 - 1e-12)
@@ -841,7 +930,25 @@ def _gauss_tail_upper(k: np.ndarray, sigma: float) -> np.ndarray:
 
 
 def discrete_gaussian_pmf(k, sigma: float):
-    """``P(Z = k) = exp(-k^2 / (2 sigma^2)) / S`` (``S`` by Poisson summation or directly)."""
+    """``P(Z = k) = exp(-k^2 / (2 sigma^2)) / S`` (``S`` by Poisson summation or directly).
+
+    Parameters
+    ----------
+    k : int or array_like of int
+        Where to evaluate.
+    sigma : float
+        Finite, ``0 < sigma <= 1e12``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Shaped like ``k``.
+
+    Raises
+    ------
+    ValueError
+        For a bad sigma (ParameterError) or non-integer ``k``.
+    """
     s = _check_scale(sigma, "sigma")
     kk = _int_array(k, "k").astype(np.float64)
     return _shaped(np.exp(-(kk**2) / (2.0 * s * s)) / _gauss_norm(s), k)
@@ -854,6 +961,20 @@ def discrete_gaussian_variance(sigma: float) -> float:
     ``Var = sigma^2 (1 + 2 sum_n (1 - 4 pi^2 sigma^2 n^2) e^{-2 pi^2 sigma^2 n^2}) / theta``,
     which is below ``sigma^2`` by a relative ``~8 pi^2 sigma^2 e^{-2 pi^2 sigma^2}``
     (< 1e-800); ``sigma^2`` is returned, an upper bound (conservative for intervals).
+
+    Parameters
+    ----------
+    sigma : float
+        Finite, ``0 < sigma <= 1e12``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ParameterError
+        For a bad sigma.
     """
     s = _check_scale(sigma, "sigma")
     if s > 10.0:
@@ -869,6 +990,23 @@ def discrete_gaussian_tail(k, sigma: float):
     Direct summation for ``sigma <= 4096``; above, a certified *upper* bound (see
     :func:`_gauss_tail_upper`; absolute excess about ``2e-8`` at most and relatively
     ``~k / sigma^2`` in the far tail), so intervals built from it are conservative.
+
+    Parameters
+    ----------
+    k : int or array_like of int
+        Where to evaluate, ≥ 0.
+    sigma : float
+        Finite, ``0 < sigma <= 1e12``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Shaped like ``k``.
+
+    Raises
+    ------
+    ValueError
+        For a bad sigma (ParameterError), or ``k`` not integers ≥ 0.
     """
     s = _check_scale(sigma, "sigma")
     kk = _int_array(k, "k", nonneg=True)
@@ -886,6 +1024,23 @@ def discrete_gaussian_quantile_abs(p, sigma: float):
     Searches :func:`discrete_gaussian_tail`, so for ``sigma > 4096`` the answer comes from
     an upper bound on the tail and may exceed the exact quantile (never fall below it). A
     relative slack of 1e-12 on ``1 - p`` makes floating-point near-ties err upward too.
+
+    Parameters
+    ----------
+    p : float or array_like
+        Probabilities in [0, 1).
+    sigma : float
+        Finite, ``0 < sigma <= 1e12``.
+
+    Returns
+    -------
+    int or numpy.ndarray of int64
+        Shaped like ``p``.
+
+    Raises
+    ------
+    ValueError
+        For a bad sigma (ParameterError), or ``p`` outside [0, 1).
     """
     s = _check_scale(sigma, "sigma")
     target = (1.0 - _prob_array(p)) * (1.0 - 1e-12)

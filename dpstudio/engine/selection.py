@@ -31,7 +31,32 @@ def _scores(scores: np.ndarray) -> np.ndarray:
 
 
 class SelectionMechanism:
-    """Common parts: ε, Δu, and the exponent ε·u/(2Δu) (ε·u/Δu for monotone scores)."""
+    """Common parts: ε, Δu, and the exponent ε·u/(2Δu) (ε·u/Δu for monotone scores).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0.
+    sensitivity : float
+        Δu > 0: how much one record can move any score, in the scores' units.
+    monotonic : bool, optional
+        All scores move in the same direction between neighbours (e.g. counts under
+        add/remove), which halves the exponent's denominator.
+
+    Attributes
+    ----------
+    epsilon, sensitivity, monotonic
+        As validated.
+    delta : float
+        Always 0.0: both mechanisms are pure ε-DP.
+    name : str
+        The registry name.
+
+    Raises
+    ------
+    ParameterError
+        If ε or Δu is not finite and positive.
+    """
 
     name = ""
 
@@ -52,29 +77,113 @@ class SelectionMechanism:
         (2Δu/ε)(ln m + ln 1/β) for the exponential mechanism (McSherry & Talwar 2007);
         permute-and-flip is never worse in expectation (McKenna & Sheldon 2020), and the
         same tail bound holds for it.
+
+        Parameters
+        ----------
+        n_candidates : int
+            Number of candidates m ≥ 1.
+        beta : float
+            Failure probability β in (0, 1].
+
+        Returns
+        -------
+        float
+            The score gap, in the scores' units.
         """
         return (math.log(n_candidates) + math.log(1.0 / beta)) / self.rate
 
     def probabilities(self, scores: np.ndarray) -> np.ndarray:
+        """Each candidate's selection probability (implemented by the subclasses).
+
+        Parameters
+        ----------
+        scores : array_like, shape (m,)
+            Finite scores, one per candidate.
+
+        Returns
+        -------
+        numpy.ndarray, shape (m,)
+            Probabilities summing to 1.
+
+        Raises
+        ------
+        ParameterError
+            If the scores are empty, not 1-d, or not finite.
+        """
         raise NotImplementedError
 
     def select(self, scores: np.ndarray, source: Source, size: int | None = None):
+        """Choose candidates (implemented by the subclasses).
+
+        Parameters
+        ----------
+        scores : array_like, shape (m,)
+            Finite scores, one per candidate.
+        source : Source
+            Random bits (a :class:`~dpstudio.engine.rng.SecureSource` for a release).
+        size : int or None, optional
+            Number of independent draws; None for one.
+
+        Returns
+        -------
+        int or numpy.ndarray of int64
+            The chosen index, or ``size`` indices.
+
+        Raises
+        ------
+        ParameterError
+            If the scores are empty, not 1-d, or not finite.
+        """
         raise NotImplementedError
 
 
 class ExponentialMechanism(SelectionMechanism):
-    """P(r) ∝ exp(ε·u(r)/(2Δu)) (McSherry & Talwar 2007)."""
+    """P(r) ∝ exp(ε·u(r)/(2Δu)) (McSherry & Talwar 2007).
+
+    Sampled exactly from the log-weights (:func:`dpstudio.engine.sampling.categorical_log`).
+
+    Parameters
+    ----------
+    epsilon, sensitivity, monotonic
+        See :class:`SelectionMechanism`.
+    """
 
     name = "exponential"
 
     def probabilities(self, scores: np.ndarray) -> np.ndarray:
-        """Exact selection probabilities (computed in floating point)."""
+        """Exact selection probabilities (computed in floating point).
+
+        Parameters
+        ----------
+        scores : array_like, shape (m,)
+            Finite scores, one per candidate.
+
+        Returns
+        -------
+        numpy.ndarray, shape (m,)
+            softmax(ε·u/(2Δu)) (ε·u/Δu when monotonic).
+
+        Raises
+        ------
+        ParameterError
+            If the scores are empty, not 1-d, or not finite.
+        """
         z = self.rate * _scores(scores)
         w = np.exp(z - z.max())
         return w / w.sum()
 
     def select(self, scores: np.ndarray, source: Source, size: int | None = None):
-        """Index of the chosen candidate (an array of ``size`` indices if given)."""
+        """Index of the chosen candidate (an array of ``size`` indices if given).
+
+        Parameters
+        ----------
+        scores, source, size
+            See :meth:`SelectionMechanism.select`.
+
+        Returns
+        -------
+        int or numpy.ndarray
+        """
         z = self.rate * _scores(scores)
         out = sampling.categorical_log(z - z.max(), 1 if size is None else size, source)
         return int(out[0]) if size is None else out
@@ -84,12 +193,32 @@ class PermuteAndFlip(SelectionMechanism):
     """Permute-and-flip (McKenna & Sheldon 2020): visit candidates in random order, accept r
     with probability exp(ε(u(r) − u*)/(2Δu)); equal in law to report-noisy-max with
     exponential noise, and never worse than the exponential mechanism in expected score.
+
+    Parameters
+    ----------
+    epsilon, sensitivity, monotonic
+        See :class:`SelectionMechanism`.
     """
 
     name = "permute_and_flip"
 
     def probabilities(self, scores: np.ndarray) -> np.ndarray:
-        """Exact selection probabilities by enumerating orders (up to 8 candidates)."""
+        """Exact selection probabilities by enumerating orders (up to 8 candidates).
+
+        Parameters
+        ----------
+        scores : array_like, shape (m,)
+            Finite scores, one per candidate; m ≤ 8.
+
+        Returns
+        -------
+        numpy.ndarray, shape (m,)
+
+        Raises
+        ------
+        ParameterError
+            If the scores are empty, not 1-d or not finite, or m > 8.
+        """
         u = _scores(scores)
         m = u.size
         if m > 8:
@@ -104,7 +233,17 @@ class PermuteAndFlip(SelectionMechanism):
         return probs / math.factorial(m)
 
     def select(self, scores: np.ndarray, source: Source, size: int | None = None):
-        """Index of the chosen candidate (an array of ``size`` indices if given)."""
+        """Index of the chosen candidate (an array of ``size`` indices if given).
+
+        Parameters
+        ----------
+        scores, source, size
+            See :meth:`SelectionMechanism.select`.
+
+        Returns
+        -------
+        int or numpy.ndarray of int64
+        """
         u = _scores(scores)
         gamma = self.rate * (u.max() - u)  # ≥ 0; the best candidate always accepts
         rows = 1 if size is None else int(size)

@@ -43,7 +43,28 @@ METRICS = {
 
 @dataclass
 class ErrorCurve:
-    """Error of a release against ε; ``low``/``high`` bound a simulated point (≈95%)."""
+    """Error of a release against ε; ``low``/``high`` bound a simulated point (≈95%).
+
+    Attributes
+    ----------
+    label : str
+        Legend text, e.g. ``"Laplace (analytic)"``.
+    trust_model : str
+        The trust model of the release (``"central"`` for the curves of this module).
+    mechanism : str
+        Registry name of the mechanism.
+    metric : str
+        A key of :data:`METRICS`.
+    kind : str
+        ``"analytic"`` or ``"monte-carlo"``.
+    epsilon : numpy.ndarray, shape (n,)
+        The ε of each point.
+    error : numpy.ndarray, shape (n,)
+        The error at each ε, in the values' units (``rmse``, ``ci_halfwidth``) or as a
+        fraction (``relative``, ``tv``).
+    low, high : numpy.ndarray, shape (n,), or None
+        A ±2 standard-error band around a simulated point; None for analytic curves.
+    """
 
     label: str
     trust_model: str
@@ -63,6 +84,23 @@ def true_value(values: np.ndarray, spec: QuerySpec) -> np.ndarray:
     spec does with them: the truth is what the analyst wants to know, so an error
     measured against it includes the imputation's shift and the clamping's bias besides
     the release's noise.
+
+    Parameters
+    ----------
+    values : array_like
+        The analyst's column.
+    spec : QuerySpec
+        The release; its ``query`` (and bins, quantile) choose the statistic.
+
+    Returns
+    -------
+    numpy.ndarray
+        A 0-d array for scalar queries; for a histogram, one count per bin.
+
+    Raises
+    ------
+    QueryError
+        If a numeric query finds no finite value.
     """
     v = np.asarray(values)
     if spec.query == "histogram":
@@ -163,6 +201,33 @@ def analytic_curve(spec: QuerySpec, epsilons: np.ndarray, metric: str = "rmse",
     ``values`` (the analyst's column) are needed for mean and variance (delta method at
     the true sums), relative error and total variation. Quantiles have no closed form:
     raises QueryError (use :func:`monte_carlo_curve`).
+
+    Parameters
+    ----------
+    spec : QuerySpec
+        The release, with an additive mechanism; its ε is replaced by each of
+        ``epsilons`` (split evenly over the noisy sums of a mean or variance).
+    epsilons : array_like of float
+        The ε values of the curve.
+    metric : str, optional
+        One of :data:`METRICS`.
+    values : numpy.ndarray, optional
+        The analyst's column (never released).
+    label : str, optional
+        The curve's label; by default the mechanism's, "(analytic)".
+
+    Returns
+    -------
+    ErrorCurve
+        Without a band (``low`` and ``high`` are None).
+
+    Raises
+    ------
+    QueryError
+        For a non-additive mechanism, a quantile or median, a mean or variance without
+        ``values``, or a metric that does not apply to the query.
+    ParameterError
+        For ε or δ out of range.
     """
     info = REGISTRY.get(spec.mechanism)
     if info.kind != "additive":

@@ -8,6 +8,11 @@ change with ε, and the dataset's budget history. It is filled from
 one self-contained file; the PDF is the same HTML laid out by QTextDocument and printed
 with QPdfWriter. Everything shown is public: the released output, the declaration and
 the ledger — never raw data, never the analyst-only count of clamped values.
+
+What the report shows is computed without Qt elsewhere: the trade-off figure's first curve
+(the engine's own, :mod:`~dpstudio.export.report_curves`) and the error-against-ε series
+(:mod:`~dpstudio.export.utility_series`). This module holds the wording, the tables and
+the rendering; :data:`_READINGS` says which pieces each shape of result uses.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import html
 import math
 import string
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,71 +30,65 @@ import numpy as np
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QUrl
 from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPdfWriter, QTextDocument
 
-from dpstudio.analysis.capabilities import Capability, capability
-from dpstudio.analysis.result import shape_of
-from dpstudio.engine.queries import QuerySpec, missing_statement, noisy_statistics
+from dpstudio.engine.queries import QuerySpec, missing_statement
 from dpstudio.engine.registry import REGISTRY
-from dpstudio.engine.release_curve import ReleaseCurve, release_tradeoff
 from dpstudio.engine.tradeoff import alpha_grid, epsilon_delta_tradeoff
-from dpstudio.engine.utility import analytic_curve
 from dpstudio.export._qt import ensure_gui_application, png_bytes, quiet_qt
 from dpstudio.export.errors import ExportError
 from dpstudio.export.plots import budget_image, error_bar_image, tradeoff_image, utility_image
+from dpstudio.export.report_curves import (
+    local_first_curve,
+    local_tradeoff_caption,
+    local_tradeoff_curve,
+    own_first_curve,
+    own_tradeoff_caption,
+)
+from dpstudio.export.report_input import ReportInput, is_model
 from dpstudio.export.tables import coefficient_noise_scales
+from dpstudio.export.utility_series import (
+    UtilitySeries,
+    local_utility_series,
+    model_utility_series,
+    utility_series,
+)
 
+# ReportInput and utility_series are re-exported: callers import them from here.
 __all__ = ["ReportInput", "render_report", "report_images", "template_path", "utility_series"]
 
 TEMPLATE_NAME = "report.html"
 
 
 def template_path() -> Path:
-    """``resources/templates/report.html`` in the source tree."""
+    """The report's HTML template.
+
+    Returns
+    -------
+    pathlib.Path
+        ``resources/templates/report.html`` in the source tree (it may not exist in an
+        installed copy: :func:`load_template` then says so).
+    """
     return Path(__file__).resolve().parents[2] / "resources" / "templates" / TEMPLATE_NAME
 
 
 def load_template() -> string.Template:
+    """Read the report's HTML template.
+
+    Returns
+    -------
+    string.Template
+        With ``$name`` placeholders for the title, tables, captions and image sources.
+
+    Raises
+    ------
+    ExportError
+        If the template file cannot be read.
+    """
     path = template_path()
     try:
         return string.Template(path.read_text(encoding="utf-8"))
     except OSError:
         raise ExportError(f"the report template is missing (expected {path}); run DP Studio "
                           "from its source checkout") from None
-
-
-@dataclass
-class ReportInput:
-    """Everything the report shows; all of it public.
-
-    ``history`` lists the dataset's ledger in order, this release included, as dicts with
-    ``id``, ``time``, ``query``, ``column``, ``mechanism``, ``epsilon``, ``delta``,
-    ``status`` (``"this release"`` for this one).
-    """
-
-    release_id: int
-    uid: str
-    created_at: str
-    dataset_name: str
-    fingerprint: str
-    spec: QuerySpec
-    public: dict[str, Any]
-    epsilon: float
-    delta: float
-    accountant: str
-    budget_epsilon: float
-    budget_delta: float
-    history: list[dict[str, Any]] = field(default_factory=list)
-    engine_version: str = ""
-    trust_model: str = "central"
-
-    @property
-    def shape(self) -> str:
-        """How the release reads (:func:`~dpstudio.analysis.result.shape_of`)."""
-        return shape_of(self.trust_model, self.spec.query, _is_model(self.public))
-
-    @property
-    def capability(self) -> Capability:
-        """The capability row of the release (``"model"``'s for a model)."""
-        return capability("model" if self.shape == "model" else self.trust_model)
 
 
 def _e(x: Any) -> str:
@@ -104,136 +103,31 @@ def _num(x: Any) -> str:
     return str(x)
 
 
-def utility_series(spec: QuerySpec, public: dict[str, Any], points: int = 41
-                   ) -> tuple[np.ndarray, np.ndarray, float, str, str]:
-    """(ε grid, expected error, error at the released ε, y label, caption): data-free.
-
-    Counts, sums and histogram cells: the noise's standard deviation at each ε (exact
-    for the continuous calibration). Means and variances: the released standard error
-    rescaled by how the noise scale of their parts changes with ε — a function of the
-    release only (post-processing), approximate like the delta method it comes from.
-    Quantiles: the exponential mechanism's rank-error bound at the release's confidence.
-    """
-    eps0 = float(spec.epsilon)
-    eps = np.geomspace(eps0 / 10.0, max(min(eps0 * 10.0, 100.0), eps0), points)
-    eps[np.argmin(np.abs(np.log(eps / eps0)))] = eps0  # the released ε is on the grid
-    info = REGISTRY.get(spec.mechanism)
-    if spec.query in ("quantile", "median"):
-        q = 0.5 if spec.query == "median" else float(spec.quantile)
-        du = 1.0 if spec.relation == "replace" else max(q, 1.0 - q)
-        m = int(info.resolve(spec.mechanism_params())["candidates"])
-        beta = 1.0 - spec.confidence
-        err = np.array([info.build(epsilon=float(e), sensitivity=du).utility_bound(m, beta)
-                        for e in eps])
-        at = float(info.build(epsilon=eps0, sensitivity=du).utility_bound(m, beta))
-        return (eps, err, at, "rank error bound (records)",
-                f"With probability {spec.confidence:g} the released value's rank is within "
-                "this many records of the requested one (exponential-mechanism bound).")
-    if spec.query in ("count", "sum", "histogram"):
-        err = analytic_curve(spec, eps, "rmse").error
-        at = float(analytic_curve(spec, np.array([eps0]), "rmse").error[0])
-        what = "per cell" if spec.query == "histogram" else "of the released value"
-        return (eps, err, at, "noise standard deviation",
-                f"Standard deviation of the noise {what} at each ε (smaller ε: stronger "
-                "privacy, more noise). This curve uses no data.")
-    k = len(noisy_statistics(spec))  # the engine's split: 1 or 2 parts when n is public
-    unit = replace(spec, query="count", bounds=None, delta=spec.delta / k, missing="drop",
-                   impute=None)
-    scale = analytic_curve(unit, eps / k, "rmse").error
-    scale0 = float(analytic_curve(unit, np.array([eps0 / k]), "rmse").error[0])
-    sd0 = math.sqrt(public["variance"]) if public.get("variance") is not None else math.nan
-    err = sd0 * scale / scale0
-    return (eps, err, sd0, "standard error (approx.)",
-            f"Approximate standard error of the {spec.query} at each ε: the released one, "
-            "rescaled with the noise of its parts (delta method); a function of the release "
-            "only.")
-
-
-def local_utility_series(spec: QuerySpec, public: dict[str, Any], points: int = 41
-                         ) -> tuple[np.ndarray, np.ndarray, float, str, str]:
-    """Like :func:`utility_series` for a local-model release: the protocol's exact
-    standard error at each ε for the same number of reports (histograms: averaged over the
-    cells, with the released counts plugged in). A function of the release only."""
-    eps0 = float(spec.epsilon)
-    eps = np.geomspace(eps0 / 10.0, max(min(eps0 * 10.0, 20.0), eps0), points)
-    eps[np.argmin(np.abs(np.log(eps / eps0)))] = eps0
-    info = REGISTRY.get(spec.mechanism)
-    n = int(public.get("n") or 0)
-    params = info.resolve(spec.mechanism_params())
-
-    def stderr(e: float) -> float:
-        try:
-            p = params | {"epsilon": float(e)}
-            if spec.query == "histogram":
-                oracle = info.build(**p, k=len(spec.categories))
-                counts = np.clip(np.array([float(public["unbiased"][c])
-                                           for c in spec.categories]), 0.0, n)
-                return float(np.sqrt(np.mean(oracle.variance(n, counts))))
-            return float(math.sqrt(info.build(**p, bounds=spec.bounds).variance(n)))
-        except Exception:  # a parameter the protocol cannot take at this ε
-            return math.nan
-
-    err = np.array([stderr(e) for e in eps])
-    at = stderr(eps0)
-    what = "per cell (average)" if spec.query == "histogram" else "of the mean"
-    return (eps, err, at, "standard error",
-            f"Standard error {what} of the local estimate at each per-person ε, for the same "
-            f"{n} reports (the protocol's exact variance; smaller ε: stronger privacy, more "
-            "noise).")
-
-
-def _is_model(pub: dict[str, Any]) -> bool:
-    return pub.get("model") == "logistic_regression"
-
-
-def model_utility_series(spec: QuerySpec, public: dict[str, Any], points: int = 41
-                         ) -> tuple[np.ndarray, np.ndarray, float, str, str]:
-    """Like :func:`utility_series` for a model release: the per-coordinate noise scale at
-    each ε for the same n, λ and number of coefficients (the calibration only: no data)."""
-    from dpstudio.engine.learning import calibrate_output_perturbation
-
-    eps0 = float(spec.epsilon)
-    eps = np.geomspace(eps0 / 10.0, max(min(eps0 * 10.0, 100.0), eps0), points)
-    eps[np.argmin(np.abs(np.log(eps / eps0)))] = eps0
-    p, n, lam = len(public["features"]) + 1, int(public["n"]), float(public["lambda"])
-
-    def scale(e: float) -> float:
-        return calibrate_output_perturbation(p, n, lam, float(e), float(spec.delta)).noise_scale
-
-    err = np.array([scale(e) for e in eps])
-    return (eps, err, float(public["noise_scale"]), f"noise scale ({public['noise_family']})",
-            f"Noise scale added to each normalized coefficient at each ε, for the same "
-            f"{n} records and λ = {lam:g} (smaller ε: stronger privacy, more noise). This "
-            "curve uses no data.")
-
-
-def release_curve(inp: ReportInput, alpha: np.ndarray) -> ReleaseCurve | None:
-    """The engine's trade-off curve of this release (all its noisy statistics; one
-    person's report in the local model), or None where the engine has none (model
-    releases, selection mechanisms): the report then draws the (ε, δ) bound."""
-    if _is_model(inp.public):
-        return None
-    curve = release_tradeoff(inp.spec, inp.trust_model, alpha=alpha)
-    return curve if curve.available else None
-
-
-def local_tradeoff_curve(spec: QuerySpec, epsilon: float, delta: float, alpha: np.ndarray
-                         ) -> tuple[np.ndarray, bool]:
-    """The trade-off curve of one person's report: the engine's exact curve of the
-    randomizer where it has one (:func:`~dpstudio.engine.release_curve.release_tradeoff`),
-    else the (ε, δ) bound the randomizer satisfies. Returns (β, exact?)."""
-    curve = release_tradeoff(spec, "local", alpha=alpha)
-    if curve.available:
-        return curve.beta, curve.exact
-    return epsilon_delta_tradeoff(epsilon, delta, alpha).beta, False
-
-
 def report_images(inp: ReportInput) -> dict[str, QImage]:
-    """The four figures: ``errorbars``, ``tradeoff``, ``utility``, ``budget``."""
+    """Draw the report's four figures (QtGui only: no widgets, no display).
+
+    Parameters
+    ----------
+    inp : ReportInput
+        The release and its dataset's history.
+
+    Returns
+    -------
+    dict of str to QImage
+        ``errorbars`` (released values and intervals), ``tradeoff`` (the first curve,
+        :mod:`~dpstudio.export.report_curves`, then the (ε, δ) bound of all releases when
+        there are several), ``utility`` (:mod:`~dpstudio.export.utility_series`) and
+        ``budget`` (ε per release against the dataset's budget).
+
+    Raises
+    ------
+    ExportError
+        For a shape of result that has no report.
+    """
     ensure_gui_application()
     pub, spec = inp.public, inp.spec
     with quiet_qt():
-        if _is_model(pub):
+        if is_model(pub):
             labels = list(pub["value"])
             values = [pub["value"][k] for k in labels]
             scales = coefficient_noise_scales(pub)
@@ -265,8 +159,9 @@ def report_images(inp: ReportInput) -> dict[str, QImage]:
                            f"δ = {spent_d:g}", a, epsilon_delta_tradeoff(spent_e, spent_d,
                                                                          a).beta))
         trade = tradeoff_image(curves)
-        eps, errs, at, ylabel, _ = reading.series(spec, pub)
-        util = utility_image(eps, errs, float(spec.epsilon), at, ylabel,
+        series = reading.series(spec, pub)
+        util = utility_image(series.epsilon, series.error, float(spec.epsilon),
+                             series.at_release, series.ylabel,
                              "Expected error at other privacy levels")
         budget = budget_image([h["epsilon"] for h in inp.history],
                               ["pending" if h["status"] == "this release" else h["status"]
@@ -342,7 +237,7 @@ def _model_guarantee(inp: ReportInput) -> str:
 
 
 def _value_table(pub: dict[str, Any], conf: float) -> str:
-    if _is_model(pub):
+    if is_model(pub):
         rows = [f"<tr><td>{_e(k)}</td><td class='num'>{_num(v)}</td><td class='num'>± "
                 f"{_num(s)}</td></tr>"
                 for (k, v), s in zip(pub["value"].items(), coefficient_noise_scales(pub),
@@ -383,43 +278,6 @@ def _missing_text(spec: QuerySpec) -> str:
     the engine's public statement."""
     s = missing_statement(spec)
     return "" if s is None else f"{s['meaning']}; sensitivity {s['sensitivity_rule']}"
-
-
-def _report_curve(inp: ReportInput, alpha: np.ndarray) -> tuple[str, np.ndarray]:
-    beta, exact_curve = local_tradeoff_curve(inp.spec, inp.epsilon, inp.delta, alpha)
-    return (f"one person's report ({inp.spec.mechanism}"
-            + (", exact" if exact_curve else ", (ε, δ) bound")
-            + f"): ε = {inp.epsilon:g}, δ = {inp.delta:g}", beta)
-
-
-def _own_curve(inp: ReportInput, alpha: np.ndarray) -> tuple[str, np.ndarray]:
-    """The release's own curve where the engine has one, else its (ε, δ) bound."""
-    own = release_curve(inp, alpha)
-    if own is None:
-        return (f"this release: ε = {inp.epsilon:g}, δ = {inp.delta:g}",
-                epsilon_delta_tradeoff(inp.epsilon, inp.delta, alpha).beta)
-    return (f"this release ({own.label}" + (", exact" if own.exact else ", approximate")
-            + f"): ε = {inp.epsilon:g}, δ = {inp.delta:g}", own.beta)
-
-
-def _report_tradeoff_caption(inp: ReportInput) -> str:
-    return ("The first curve is what one person's randomized report reveals about their "
-            "value: the lowest miss rate any attacker can have at each false-alarm rate. "
-            "The shaded region is out of reach.")
-
-
-def _own_tradeoff_caption(inp: ReportInput) -> str:
-    if release_curve(inp, np.array([0.0, 1.0])) is None:
-        return ("Each curve is the (ε, δ)-differential-privacy bound: the lowest miss rate "
-                "any attacker can have at each false-alarm rate. The shaded region is out of "
-                "reach, even for an attacker who combines every release listed below.")
-    return ("The first curve is this release's own trade-off, computed from its noise (all "
-            "of its noisy statistics together): the lowest miss rate any attacker can have "
-            "at each false-alarm rate."
-            + (" The second is the (ε, δ)-differential-privacy bound of every release "
-               "listed below together. The shaded region is out of reach, even for an "
-               "attacker who combines them." if len(inp.history) > 1 else
-               " The shaded region is out of reach."))
 
 
 def _statistic_caption(inp: ReportInput) -> str:
@@ -473,7 +331,7 @@ class _Reading:
     the values' caption and the method table's noise rows."""
 
     curator: str
-    series: Callable[[QuerySpec, dict[str, Any]], tuple]
+    series: Callable[[QuerySpec, dict[str, Any]], UtilitySeries]
     first_curve: Callable[[ReportInput, np.ndarray], tuple[str, np.ndarray]]
     tradeoff_caption: Callable[[ReportInput], str]
     guarantee: Callable[[ReportInput], str]
@@ -485,12 +343,12 @@ _CURATOR = "a trusted curator adds noise to the statistic"
 
 #: The report's pieces by how the result reads (:attr:`ReportInput.shape`).
 _READINGS = {
-    "statistic": _Reading(_CURATOR, utility_series, _own_curve, _own_tradeoff_caption,
+    "statistic": _Reading(_CURATOR, utility_series, own_first_curve, own_tradeoff_caption,
                           _statistic_guarantee, _statistic_caption, _statistic_rows),
     "estimate": _Reading("each record was randomized on its owner's side before aggregation",
-                         local_utility_series, _report_curve, _report_tradeoff_caption,
+                         local_utility_series, local_first_curve, local_tradeoff_caption,
                          _report_guarantee, _estimate_caption, _estimate_rows),
-    "model": _Reading(_CURATOR, model_utility_series, _own_curve, _own_tradeoff_caption,
+    "model": _Reading(_CURATOR, model_utility_series, own_first_curve, own_tradeoff_caption,
                       _model_guarantee, _model_caption, _model_rows),
 }
 
@@ -505,7 +363,7 @@ def _reading(inp: ReportInput) -> _Reading:
 def _method_table(inp: ReportInput) -> str:
     spec, pub = inp.spec, inp.public
     info = REGISTRY.get(spec.mechanism)
-    model = _is_model(pub)
+    model = is_model(pub)
     domain = ("feature bounds " + ", ".join(f"{f} [{pub['bounds'][f][0]:g}, "
                                             f"{pub['bounds'][f][1]:g}]"
                                             for f in pub["features"]) if model else
@@ -540,9 +398,9 @@ def _method_table(inp: ReportInput) -> str:
 
 def _fill(inp: ReportInput, sources: dict[str, str]) -> str:
     spec, pub = inp.spec, inp.public
-    model = _is_model(pub)
+    model = is_model(pub)
     reading = _reading(inp)
-    _, _, _, _, util_caption = reading.series(spec, pub)
+    util_caption = reading.series(spec, pub).caption
     notes = "".join(f"<p class='caption'>Note: {_e(n)}</p>" for n in pub.get("notes", []))
     left = inp.budget_epsilon - sum(h["epsilon"] for h in inp.history)
     left_d = inp.budget_delta - sum(h["delta"] for h in inp.history)
@@ -598,7 +456,26 @@ def _pdf(doc_html: str, images: dict[str, QImage], title: str) -> bytes:
 
 
 def render_report(inp: ReportInput) -> tuple[bytes, bytes]:
-    """The report as (HTML bytes, PDF bytes)."""
+    """Render the stakeholder report.
+
+    Parameters
+    ----------
+    inp : ReportInput
+        The release, its declaration and its dataset's history (all public).
+
+    Returns
+    -------
+    html : bytes
+        One self-contained UTF-8 HTML page (images embedded as ``data:`` URIs).
+    pdf : bytes
+        The same page laid out by QTextDocument on A4.
+
+    Raises
+    ------
+    ExportError
+        If the template is missing or invalid, the shape of result has no report, or the
+        PDF cannot be rendered.
+    """
     ensure_gui_application()
     images = report_images(inp)
     with quiet_qt():

@@ -63,6 +63,8 @@ from pathlib import Path
 from typing import Any
 
 from dpstudio.analysis.capabilities import releasable_trust_models
+from dpstudio.engine.checks import number
+from dpstudio.engine.errors import ParameterError
 from dpstudio.engine.queries import QuerySpec
 from dpstudio.engine.trust_models import DEFAULT_TRUST_MODEL, TRUST_MODELS
 from dpstudio.engine.trust_models import trust_model as trust_model_row
@@ -120,7 +122,11 @@ def _where(source: str) -> str:
     return f"{source}: " if source else ""
 
 
-def _number(data: dict, key: str, where: str, default=None, integer: bool = False):
+def _number(data: dict, key: str, where: str, default=None, integer: bool = False,
+            low: float | None = None, what: str = ""):
+    """``data[key]`` as TOML gave it (``default`` when absent), checked to be a number (a
+    whole one if ``integer``) and, by the engine's range check, finite and ≥ ``low``;
+    ``what`` names the value in that check's message ("a dataset id")."""
     if key not in data:
         return default
     value = data[key]
@@ -128,8 +134,11 @@ def _number(data: dict, key: str, where: str, default=None, integer: bool = Fals
     if isinstance(value, bool) or not ok:
         kind = "a whole number" if integer else "a number"
         raise SpecError(f"{where}{key} must be {kind}, got {value!r}")
-    if not integer and not math.isfinite(value):
-        raise SpecError(f"{where}{key} must be finite, got {value!r}")
+    try:
+        number(key, value, low=low,
+               what=what or ("a whole number" if integer else "a finite number"))
+    except ParameterError as exc:
+        raise SpecError(f"{where}{exc}") from None
     return value
 
 
@@ -272,9 +281,7 @@ def parse_spec(data: dict[str, Any], source: str = "", base: Path | None = None)
         params=dict(params),
         column=_string(data, "column", where),
     )
-    share = _number(data, "share_budget_with", where, integer=True)
-    if share is not None and share < 1:
-        raise SpecError(f"{where}share_budget_with must be a dataset id (1, 2, …), got {share!r}")
+    share = _number(data, "share_budget_with", where, integer=True, low=1, what="a dataset id")
     separate = _bool(data, "separate_budget", where, False)
     if separate and share is not None:
         raise SpecError(f"{where}share_budget_with and separate_budget = true contradict each "

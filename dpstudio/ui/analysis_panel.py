@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from dpstudio.analysis.capabilities import capability
 from dpstudio.analysis.choices import fixed_epsilon
 from dpstudio.analysis.utility import imputation_shift
+from dpstudio.engine.entry import DELTA, EPSILON
 from dpstudio.engine.missing import midpoint
 from dpstudio.engine.queries import sum_sensitivity
 from dpstudio.engine.trust_models import DEFAULT_TRUST_MODEL
@@ -224,7 +225,7 @@ class AnalysisPanel(QScrollArea):
         self.epsilon = LogSliderSpin(*EPS_RANGE, self.session.epsilon, parent=box)
         self.epsilon.setToolTip(GLOSSARY["epsilon"])
         self.epsilon.value_changed.connect(self.session.set_epsilon)
-        eps_label = QLabel("ε", box)
+        eps_label = QLabel(EPSILON.label, box)
         eps_label.setToolTip(GLOSSARY["epsilon"])
         eps_label.setBuddy(self.epsilon.spin)
         form.addRow(eps_label, self.epsilon)
@@ -237,7 +238,7 @@ class AnalysisPanel(QScrollArea):
         delta_row = QHBoxLayout()
         delta_row.addWidget(self.delta)
         delta_row.addWidget(self.delta_hint, 1)
-        delta_label = QLabel("δ", box)
+        delta_label = QLabel(DELTA.label, box)
         delta_label.setToolTip(GLOSSARY["delta"])
         form.addRow(delta_label, delta_row)
         self.relation_combo = QComboBox(box)
@@ -321,7 +322,7 @@ class AnalysisPanel(QScrollArea):
             self.relation_combo.setCurrentIndex(max(self.relation_combo.findData(s.relation),
                                                     0))
             # Only where the trust model states its guarantee under more than one relation.
-            self.relation_combo.setEnabled(len(capability(s.trust_model).relations) > 1)
+            self.relation_combo.setEnabled(capability(s.trust_model).chooses_relation)
             self.confidence_combo.setCurrentIndex(
                 max(self.confidence_combo.findData(s.confidence), 0))
             self.k_slider.setValue(s.compositions)

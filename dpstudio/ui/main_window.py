@@ -1,4 +1,9 @@
-"""DP Studio's main window: column list, data table, result plots, menus and status bar."""
+"""DP Studio's main window: column list, data table, result plots, menus and status bar.
+
+The window lays out its parts, holds the open dataset and handles what the menus ask;
+the menu bar itself is built in :mod:`dpstudio.ui.window_menus` and the Data tab's table
+(with its lazily fitted columns) in :mod:`dpstudio.ui.data_table`.
+"""
 
 from __future__ import annotations
 
@@ -6,31 +11,27 @@ import os
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QApplication,
     QDockWidget,
     QFileDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
-    QTableView,
     QTabWidget,
 )
 
-import dpstudio
 from dpstudio.data.dataset import Dataset, open_dataset
 from dpstudio.data.errors import DataError
-from dpstudio.data.loading import FILE_DIALOG_FILTER, SUPPORTED_EXTENSIONS
-from dpstudio.data.samples import SAMPLES, sample_path
+from dpstudio.data.loading import FILE_DIALOG_FILTER, SUPPORTED_EXTENSIONS, header_note
+from dpstudio.data.samples import sample_path
 from dpstudio.ui.analysis_jobs import Analysis
 from dpstudio.ui.analysis_panel import AnalysisPanel
 from dpstudio.ui.analysis_view import VIEWS as ANALYSIS_VIEWS
 from dpstudio.ui.analysis_view import AnalysisView
+from dpstudio.ui.data_table import ColumnFitter, make_table_view
 from dpstudio.ui.export_plot import FORMATS, PlotFocusTracker, export_plot, suggested_file_name
 from dpstudio.ui.ledger_view import LedgerView
 from dpstudio.ui.loader import DatasetLoader, LoadStatus
@@ -39,19 +40,14 @@ from dpstudio.ui.project_controller import ProjectController
 from dpstudio.ui.schema_panel import SchemaPanel
 from dpstudio.ui.session import Session
 from dpstudio.ui.settings import AppSettings
-from dpstudio.ui.style import PALETTES, app_icon, apply_palette
+from dpstudio.ui.style import app_icon, apply_palette
 from dpstudio.ui.table_model import DataFrameModel
+from dpstudio.ui.window_menus import ABOUT_TEXT, APP_NAME, build_menus, fill_recent
 
-APP_NAME = "DP Studio"
+__all__ = ["APP_NAME", "VIEWS", "MainWindow"]
+
 #: Views :meth:`MainWindow.show_view` (and ``dpstudio --screenshot --view``) can show.
 VIEWS = ("analysis", "data", "ledger") + tuple(v for v in ANALYSIS_VIEWS if v != "analysis")
-ABOUT_TEXT = (
-    f"<h3>{APP_NAME} {dpstudio.__version__}</h3>"
-    "<p>Differential privacy on your own data: declare each column's public bounds, "
-    "pick a mechanism and a trust model, and see what the privacy budget ε costs in "
-    "accuracy and what it leaves an attacker.</p>"
-    "<p>Data never leaves this computer.</p>"
-)
 
 _ENCODING_NAMES = {
     "utf-8": "UTF-8",
@@ -66,7 +62,8 @@ class MainWindow(QMainWindow):
     the old one on error or cancel.
 
     ``settings`` defaults to :meth:`AppSettings.load` (``$DPSTUDIO_CONFIG_DIR`` or the platform's
-    config folder).
+    config folder). Its menu actions (``open_action``, ``quit_action``, ``palette_actions``…)
+    are attributes set by :func:`~dpstudio.ui.window_menus.build_menus`.
     """
 
     dataset_changed = Signal(object)
@@ -79,21 +76,10 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(app_icon())
         self.setDockOptions(QMainWindow.DockOption.AnimatedDocks)
 
-        # Centre: the data table (virtualized model, not a cell-by-cell QTableWidget).
+        # Centre: the data table, its columns fitted as they come into view.
         self.table_model = DataFrameModel(parent=self)
-        self.table_view = QTableView(self)
-        self.table_view.setModel(self.table_model)
-        self.table_view.setAlternatingRowColors(True)
-        self.table_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table_view.setWordWrap(False)
-        self.table_view.setCornerButtonEnabled(False)
-        vertical = self.table_view.verticalHeader()
-        vertical.setDefaultSectionSize(vertical.fontMetrics().height() + 8)
-        vertical.setSectionResizeMode(vertical.ResizeMode.Fixed)
-        self.table_view.horizontalHeader().setHighlightSections(False)
-        self.table_view.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)
-        self.table_view.horizontalHeader().setStretchLastSection(True)
+        self.table_view = make_table_view(self.table_model, self)
+        self._column_fitter = ColumnFitter(self.table_view, self.table_model, self)
 
         # Centre: tabs "Analysis" (plots, preview, budget) and "Data" (the table).
         self.session = Session(self)
@@ -116,7 +102,6 @@ class MainWindow(QMainWindow):
 
         # Left: the columns' declared types, bounds and categories (editable).
         self.schema_panel = SchemaPanel(self)
-        self.columns_panel = self.schema_panel  # the former read-only list's name
         self.columns_dock = self._dock("Columns", self.schema_panel, "columns_dock")
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.columns_dock)
 
@@ -128,7 +113,6 @@ class MainWindow(QMainWindow):
         self._follow_column_selection()
 
         self.loader = DatasetLoader(self)
-        self.header_box: QMessageBox | None = None  # "is the first line a header?"
         self.loader.loaded.connect(self._on_loaded)
         self.loader.failed.connect(self._on_load_failed)
         self.presentation = PresentationMode(self, self.settings.presentation_font_scale)
@@ -137,9 +121,9 @@ class MainWindow(QMainWindow):
         self.projects = ProjectController(self)
         self.tabs.currentChanged.connect(self._tab_changed)
 
-        self._build_menus()
-        self._build_analysis_actions()
+        build_menus(self)
         self._build_status_bar()
+        self._docks_sized = False  # sized once, when first shown (or restored from settings)
         self.resize(1400, 900)
         self.set_dataset(dataset)
         self._restore_settings()
@@ -170,11 +154,11 @@ class MainWindow(QMainWindow):
                 f"{cols:,} {'column' if cols == 1 else 'columns'}"
             )
         self.update_title()
-        self._fit_table_columns()  # before the session starts its background jobs
+        self._column_fitter.reset()  # before the session starts its background jobs
         # The session first: the panel's schema_changed must meet the new dataset, not ask
         # the old one for columns it lacks (an error listing every column, on every plot).
         self.session.set_dataset(dataset)
-        self.columns_panel.set_dataset(dataset)
+        self.schema_panel.set_dataset(dataset)
         if dataset is not None:
             remembered = self.settings.last_choices.get("analysis", {}).get(dataset.name)
             if isinstance(remembered, dict):
@@ -186,9 +170,8 @@ class MainWindow(QMainWindow):
         parts = [APP_NAME]
         if self._dataset is not None:
             parts.append(self._dataset.name)
-        projects = getattr(self, "projects", None)
-        if projects is not None and projects.project is not None:
-            parts.append(f"project {projects.project.path.name}")
+        if self.projects.project is not None:
+            parts.append(f"project {self.projects.project.path.name}")
         self.setWindowTitle(" — ".join(parts))
 
     def open_path(self, path: str | os.PathLike[str], *, header: bool = True) -> bool:
@@ -220,8 +203,6 @@ class MainWindow(QMainWindow):
     def _offer_no_header(self, dataset: Dataset) -> None:
         """A file whose column names are all numbers may have no header line: its first
         row was read as the names. Say so and offer to read that line as data."""
-        from dpstudio.data.loading import header_note
-
         frame = dataset.frame
         if not frame.attrs.get("header", True) or frame.attrs.get("format") == "parquet":
             return
@@ -236,7 +217,6 @@ class MainWindow(QMainWindow):
         as_data = box.addButton("Read it as data", QMessageBox.ButtonRole.AcceptRole)
         keep = box.addButton("Keep as names", QMessageBox.ButtonRole.RejectRole)
         box.setDefaultButton(keep)
-        self.header_box = box
         box.exec()
         if box.clickedButton() is as_data:
             self.loader.load(dataset.path, header=False)
@@ -338,9 +318,7 @@ class MainWindow(QMainWindow):
         self.settings.save()
 
     def _use_budget(self, epsilon: float, delta: float) -> None:
-        session = getattr(self, "session", None)
-        if session is not None and hasattr(session, "set_budget"):
-            session.set_budget(epsilon, delta)
+        self.session.set_budget(epsilon, delta)
         self.statusBar().showMessage(f"Privacy budget set to ε = {epsilon:g}, δ = {delta:.0e}",
                                      5000)
 
@@ -407,7 +385,7 @@ class MainWindow(QMainWindow):
         self.projects.shutdown()
         super().closeEvent(event)
 
-    # -- construction -----------------------------------------------------------------
+    # -- layout -----------------------------------------------------------------------
 
     def _dock(self, title: str, widget: Any, name: str) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -418,147 +396,6 @@ class MainWindow(QMainWindow):
             | QDockWidget.DockWidgetFeature.DockWidgetFloatable
         )
         return dock
-
-    def _build_menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
-        self.open_action = QAction("&Open…", self)
-        self.open_action.setShortcut(QKeySequence("Ctrl+O"))
-        self.open_action.setStatusTip("Open a CSV, TSV, Parquet or Excel file")
-        self.open_action.triggered.connect(self.open_file)
-        file_menu.addAction(self.open_action)
-
-        self.samples_menu = file_menu.addMenu("Open &Sample")
-        self.sample_actions: dict[str, QAction] = {}
-        for name, description in SAMPLES.items():
-            action = QAction(f"{name}.csv", self)
-            action.setStatusTip(description)
-            action.setToolTip(description)
-            action.triggered.connect(lambda _checked=False, n=name: self.open_sample(n))
-            self.samples_menu.addAction(action)
-            self.sample_actions[name] = action
-
-        self.recent_menu = file_menu.addMenu("Open &Recent")
-        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
-        self._fill_recent_menu()
-
-        file_menu.addSeparator()
-        projects = self.projects
-        self.new_project_action = QAction("&New Project…", self)
-        self.new_project_action.setShortcut(QKeySequence("Ctrl+Shift+N"))
-        self.new_project_action.setStatusTip("Create a project file: datasets, their privacy "
-                                             "budgets and the ledger of real releases")
-        self.new_project_action.triggered.connect(lambda: projects.new_project())
-        file_menu.addAction(self.new_project_action)
-        self.open_project_action = QAction("Open &Project…", self)
-        self.open_project_action.setShortcut(QKeySequence("Ctrl+Shift+O"))
-        self.open_project_action.setStatusTip("Open a DP Studio project (.dpstudio)")
-        self.open_project_action.triggered.connect(lambda: projects.open_project())
-        file_menu.addAction(self.open_project_action)
-        self.recent_projects_menu = file_menu.addMenu("Open Recent Pro&ject")
-        self.recent_projects_menu.aboutToShow.connect(self._fill_recent_projects_menu)
-        self._fill_recent_projects_menu()
-        self.close_project_action = QAction("&Close Project", self)
-        self.close_project_action.setStatusTip("Close the project (releases stay in its file)")
-        self.close_project_action.triggered.connect(lambda: projects.close_project())
-        file_menu.addAction(self.close_project_action)
-        file_menu.addSeparator()
-        self.open_spec_action = QAction("Open Release Spec…", self)
-        self.open_spec_action.setStatusTip("Load a release spec (TOML) into the analysis")
-        self.open_spec_action.triggered.connect(lambda: projects.open_spec())
-        file_menu.addAction(self.open_spec_action)
-        self.save_spec_action = QAction("Save Release Spec…", self)
-        self.save_spec_action.setStatusTip("Save the analysis as a release spec (TOML) for "
-                                           "dpstudio release SPEC.toml --project P --out DIR")
-        self.save_spec_action.triggered.connect(lambda: projects.save_spec())
-        file_menu.addAction(self.save_spec_action)
-        projects.project_changed.connect(self._project_actions)
-        projects.busy_changed.connect(self._project_actions)
-        self._project_actions()
-
-        file_menu.addSeparator()
-        self.save_schema_action = self.schema_panel.save_action
-        self.save_schema_action.setText("&Save Declarations")
-        file_menu.addAction(self.save_schema_action)
-
-        file_menu.addSeparator()
-        self.export_actions: dict[str, QAction] = {}
-        for fmt in FORMATS:
-            action = QAction(f"Export Plot as {fmt.upper()}…", self)
-            action.setStatusTip(f"Save the plot under focus as a {fmt.upper()} file")
-            action.triggered.connect(lambda _checked=False, f=fmt: self.export_current_plot(f))
-            file_menu.addAction(action)
-            self.export_actions[fmt] = action
-        file_menu.aboutToShow.connect(self.plot_tracker.watch)
-
-        file_menu.addSeparator()
-        self.quit_action = QAction("&Quit", self)
-        self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
-        self.quit_action.setMenuRole(QAction.MenuRole.QuitRole)
-        self.quit_action.triggered.connect(self.close)
-        file_menu.addAction(self.quit_action)
-
-        view_menu = self.menuBar().addMenu("&View")
-        self.presentation_action = QAction("&Presentation Mode", self)
-        self.presentation_action.setCheckable(True)
-        self.presentation_action.setShortcuts([QKeySequence("F11"), QKeySequence("Ctrl+P")])
-        self.presentation_action.setStatusTip("Large type, clean plots and plain-language "
-                                              "captions, full screen")
-        self.presentation_action.toggled.connect(self.presentation.set_enabled)
-        self.presentation.toggled.connect(self.presentation_action.setChecked)
-        view_menu.addAction(self.presentation_action)
-        view_menu.addSeparator()
-        group = QActionGroup(self)
-        group.setExclusive(True)
-        self.palette_actions: dict[str, QAction] = {}
-        for name, palette in PALETTES.items():
-            action = QAction(f"{palette.label} Palette", self, checkable=True)
-            action.setChecked(name == self.settings.palette)
-            action.triggered.connect(lambda _checked=False, n=name: self.set_palette(n))
-            group.addAction(action)
-            view_menu.addAction(action)
-            self.palette_actions[name] = action
-
-        tools_menu = self.menuBar().addMenu("&Tools")
-        self.rr_demo_action = QAction("&Randomized-Response Demo…", self)
-        self.rr_demo_action.setStatusTip("The classroom survey: simulated respondents answer "
-                                         "a yes/no question with randomized response")
-        self.rr_demo_action.triggered.connect(self.show_rr_demo)
-        tools_menu.addAction(self.rr_demo_action)
-        self.questionnaire_action = QAction("&Sensitivity Questionnaire…", self)
-        self.questionnaire_action.setStatusTip("Answer two questions about harm and "
-                                               "sensitivity to get a proposed (ε, δ)")
-        self.questionnaire_action.triggered.connect(self.show_questionnaire)
-        tools_menu.addAction(self.questionnaire_action)
-
-        help_menu = self.menuBar().addMenu("&Help")
-        self.about_action = QAction(f"&About {APP_NAME}", self)
-        self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
-        self.about_action.triggered.connect(self.show_about)
-        help_menu.addAction(self.about_action)
-
-    def _fill_recent_menu(self) -> None:
-        _fill_recent(self.recent_menu, self.settings.recent_files, self.open_path,
-                     "files", self._clear_recent)
-
-    def _fill_recent_projects_menu(self) -> None:
-        _fill_recent(self.recent_projects_menu, self.settings.recent_projects,
-                     self.projects.open_project, "projects", self._clear_recent_projects)
-
-    def _clear_recent_projects(self) -> None:
-        self.settings.clear_recent_projects()
-        self.settings.save()
-
-    def _project_actions(self, *_args: Any) -> None:
-        """Project actions wait while a release runs; Close needs an open project."""
-        idle = self.projects.busy is None
-        for action in (self.new_project_action, self.open_project_action):
-            action.setEnabled(idle)
-        self.recent_projects_menu.setEnabled(idle)
-        self.close_project_action.setEnabled(idle and self.projects.project is not None)
-
-    def _clear_recent(self) -> None:
-        self.settings.clear_recent_files()
-        self.settings.save()
 
     def _build_status_bar(self) -> None:
         self.file_label = QLabel(self)
@@ -572,63 +409,9 @@ class MainWindow(QMainWindow):
         status.addPermanentWidget(self.compute_label)
         status.addPermanentWidget(self.size_label)
 
-    def _fit_table_columns(self) -> None:
-        """Start a new table's column widths: fit the columns in view, the rest later.
-
-        Widths are fitted lazily, as columns scroll into view (:meth:`_fit_visible_columns`):
-        fitting all 5,000 columns of a wide file up front asked the model for a million
-        cells and resized 5,000 header sections, about 8 s on the UI thread.
-        """
-        self._fitted_columns: set[int] = set()
-        if not hasattr(self, "_fit_timer"):
-            self._fit_timer = QTimer(self)
-            self._fit_timer.setSingleShot(True)
-            self._fit_timer.setInterval(0)
-            self._fit_timer.timeout.connect(self._fit_visible_columns)
-            self.table_view.horizontalScrollBar().valueChanged.connect(self._fit_timer.start)
-            self._viewport_watch = _ResizeWatch(self._fit_timer.start, self)
-            self.table_view.viewport().installEventFilter(self._viewport_watch)
-        self._fit_visible_columns()
-
-    def _fit_visible_columns(self) -> None:
-        """Size the columns in view not sized yet to a sample of their contents: the first
-        100 rows and 100 spread over the rest (Qt's resizeColumnToContents takes seconds on
-        a million rows)."""
-        view, model = self.table_view, self.table_model
-        count = model.columnCount()
-        if not count:
-            return
-        header = view.horizontalHeader()
-        width = view.viewport().width()
-        if not view.isVisible():  # another tab is shown: its size may be stale
-            width = max(width, self.width())
-        first = max(header.logicalIndexAt(0), 0)
-        fitted = self._fitted_columns
-        column = first
-        # Columns grow or shrink as they are fitted, so walk until the view's width is full.
-        while column < count and header.sectionViewportPosition(column) < width:
-            if column not in fitted:
-                fitted.add(column)
-                header.resizeSection(column, self._column_width(column))
-            column += 1
-
-    def _column_width(self, column: int) -> int:
-        view, model = self.table_view, self.table_model
-        header = view.horizontalHeader()
-        metrics, header_metrics = view.fontMetrics(), header.fontMetrics()
-        rows = model.rowCount()
-        sample = sorted(set(range(min(rows, 100))) | {
-            int(i) for i in np.linspace(0, rows - 1, num=min(rows, 100))} if rows else set())
-        padding = 2 * view.style().pixelMetric(view.style().PixelMetric.PM_FocusFrameHMargin) + 14
-        texts = [model.cell_text(row, column) for row in sample]
-        title = str(model.headerData(column, Qt.Orientation.Horizontal) or "")  # elided
-        width = max([metrics.horizontalAdvance(t) for t in texts] or [0]) + padding
-        width = max(width, header_metrics.horizontalAdvance(title) + padding + 8)
-        return min(max(width, metrics.horizontalAdvance("0") * 6), 260)
-
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
-        if not getattr(self, "_docks_sized", False):
+        if not self._docks_sized:
             self._docks_sized = True
             self._size_docks()
 
@@ -636,12 +419,38 @@ class MainWindow(QMainWindow):
         """Column list as wide as its contents need (at most a fifth), controls ~330 px:
         the plots get the rest."""
         width = self.width()
-        columns = min(max(self.columns_panel.preferred_width(), 220), int(width * 0.2))
+        columns = min(max(self.schema_panel.preferred_width(), 220), int(width * 0.2))
         controls = min(max(int(width * 0.24), 300), 360)
         self.resizeDocks(
             [self.columns_dock, self.analysis_dock], [columns, controls],
             Qt.Orientation.Horizontal,
         )
+
+    # -- menus (built by window_menus.build_menus) ----------------------------------------
+
+    def _fill_recent_menu(self) -> None:
+        fill_recent(self.recent_menu, self.settings.recent_files, self.open_path,
+                    "files", self._clear_recent)
+
+    def _clear_recent(self) -> None:
+        self.settings.clear_recent_files()
+        self.settings.save()
+
+    def _fill_recent_projects_menu(self) -> None:
+        fill_recent(self.recent_projects_menu, self.settings.recent_projects,
+                    self.projects.open_project, "projects", self._clear_recent_projects)
+
+    def _clear_recent_projects(self) -> None:
+        self.settings.clear_recent_projects()
+        self.settings.save()
+
+    def _project_actions(self, *_args: Any) -> None:
+        """Project actions wait while a release runs; Close needs an open project."""
+        idle = self.projects.busy is None
+        for action in (self.new_project_action, self.open_project_action):
+            action.setEnabled(idle)
+        self.recent_projects_menu.setEnabled(idle)
+        self.close_project_action.setEnabled(idle and self.projects.project is not None)
 
     # -- analysis view ----------------------------------------------------------------
 
@@ -661,32 +470,6 @@ class MainWindow(QMainWindow):
         if self.tabs.widget(index) is self.ledger_view and self.projects.project is not None:
             self.projects.refresh()  # releases made meanwhile by dpstudio release
 
-    def _build_analysis_actions(self) -> None:
-        """Ctrl+1 / 2 / 3 switch tabs, Ctrl+E focuses ε; listed first in the View menu."""
-        self.analysis_tab_action = QAction("&Analysis", self)
-        self.analysis_tab_action.setShortcut(QKeySequence("Ctrl+1"))
-        self.analysis_tab_action.triggered.connect(lambda: self.show_view("analysis"))
-        self.data_tab_action = QAction("&Data", self)
-        self.data_tab_action.setShortcut(QKeySequence("Ctrl+2"))
-        self.data_tab_action.triggered.connect(lambda: self.show_view("data"))
-        self.ledger_tab_action = QAction("&Ledger", self)
-        self.ledger_tab_action.setShortcut(QKeySequence("Ctrl+3"))
-        self.ledger_tab_action.triggered.connect(lambda: self.show_view("ledger"))
-        self.focus_epsilon_action = QAction("Set &ε…", self)
-        self.focus_epsilon_action.setShortcut(QKeySequence("Ctrl+E"))
-        self.focus_epsilon_action.setStatusTip("Type a privacy budget ε")
-        self.focus_epsilon_action.triggered.connect(self._focus_epsilon)
-        actions = [self.analysis_tab_action, self.data_tab_action, self.ledger_tab_action,
-                   self.focus_epsilon_action]
-        view_menu = next((a.menu() for a in self.menuBar().actions()
-                          if a.text().replace("&", "") == "View"), None)
-        if view_menu is not None:
-            first = view_menu.actions()[0] if view_menu.actions() else None
-            view_menu.insertActions(first, actions)
-            view_menu.insertSeparator(first)
-        else:
-            self.addActions(actions)
-
     def _focus_epsilon(self) -> None:
         self.analysis_dock.show()
         self.analysis_panel.focus_epsilon()
@@ -703,32 +486,3 @@ class MainWindow(QMainWindow):
 
         table.selectionModel().currentRowChanged.connect(current)
 
-
-class _ResizeWatch(QObject):
-    """Calls ``callback`` when the watched widget is shown or resized."""
-
-    def __init__(self, callback: Any, parent: QObject) -> None:
-        super().__init__(parent)
-        self._callback = callback
-
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
-        if event.type() in (QEvent.Type.Resize, QEvent.Type.Show):
-            self._callback()
-        return False
-
-
-def _fill_recent(menu: Any, files: list[str], open_fn: Any, noun: str, clear_fn: Any) -> None:
-    """Rebuild a "Recent …" menu: numbered entries, a placeholder when empty, and Clear."""
-    menu.clear()
-    for number, name in enumerate(files, start=1):
-        path = Path(name)
-        action = menu.addAction(f"&{number} {path.name}" if number < 10 else path.name)
-        action.setToolTip(str(path))
-        action.setStatusTip(str(path))
-        action.triggered.connect(lambda _checked=False, p=path: open_fn(p))
-    if not files:
-        menu.addAction(f"No recent {noun}").setEnabled(False)
-    menu.addSeparator()
-    clear = menu.addAction(f"Clear Recent {noun.capitalize()}")
-    clear.setEnabled(bool(files))
-    clear.triggered.connect(clear_fn)

@@ -10,11 +10,12 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QFont
 
+from dpstudio.engine.entry import EPSILON
 from dpstudio.ui import style
 from dpstudio.ui.style import GRID_ALPHA, MUTED, TEXT, configure_pyqtgraph
 
 HINT = "Choose a column and a mechanism"
-EPSILON_RANGE = (0.01, 100.0)
+EPSILON_RANGE = EPSILON.shown_range  # the slider's range, from the one declaration
 AXIS_FONT_PT = 10
 TITLE_SIZE = "11pt"
 

@@ -18,19 +18,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox
 
-from dpstudio.analysis.resolve import LOCAL_QUERIES, randomizer_privacy
-from dpstudio.data.errors import DataError
-from dpstudio.engine.errors import EngineError
-from dpstudio.engine.local.entries import HISTOGRAM_RANDOMIZERS, MEAN_RANDOMIZERS
-from dpstudio.engine.registry import REGISTRY
-from dpstudio.export.errors import ExportError
 from dpstudio.project import (
     BudgetExceededError,
     BudgetState,
@@ -42,9 +36,6 @@ from dpstudio.project import (
     ProjectError,
     ReleaseRecord,
     ReleaseSpec,
-    SpecError,
-    load_spec,
-    save_spec,
 )
 from dpstudio.ui.ledger_view import LedgerData
 from dpstudio.ui.project_dialogs import (
@@ -53,73 +44,28 @@ from dpstudio.ui.project_dialogs import (
     ReleaseDialog,
     ReleaseDoneDialog,
 )
-from dpstudio.ui.result_panel import RELEASE_TOOLTIP
+from dpstudio.ui.release_jobs import Outcome, check_job, hash_job, release_job, tamper_text
+from dpstudio.ui.release_rules import RELEASE_READY, release_problem
 from dpstudio.ui.session import ProjectBudget
-from dpstudio.ui.texts import TRUST_MODELS
+from dpstudio.ui.spec_actions import SPEC_FILTER, SpecActions
 from dpstudio.ui.worker import JobRunner
 
 __all__ = ["SPEC_FILTER", "ProjectController"]
-
-#: Local randomizers a release may use (with a histogram or a mean).
-LOCAL_MECHANISMS = HISTOGRAM_RANDOMIZERS + MEAN_RANDOMIZERS
-SPEC_FILTER = "Release specs (*.toml);;All files (*)"
-#: Errors a check or release reports to the user (one line each); anything else is a bug.
-_EXPECTED = (ProjectError, DataError, EngineError, ExportError, OSError)
-RELEASE_READY = ("Release this statistic for real: noise from the OS CSPRNG, charged to "
-                 "the project's budget and recorded in its ledger (you confirm first).")
-
-
-@dataclass
-class _Outcome:
-    """What a worker job returns: its value, or the expected error it raised."""
-
-    value: Any = None
-    error: Exception | None = None
-
-
-def _check_job(project: Project, spec: ReleaseSpec, out: Path, state: Any = None) -> _Outcome:
-    try:
-        return _Outcome(project.check(spec, out))
-    except _EXPECTED as exc:
-        return _Outcome(error=exc)
-
-
-def _release_job(project: Project, spec: ReleaseSpec, out: Path, state: Any = None
-                 ) -> _Outcome:
-    try:
-        return _Outcome(project.release(spec, out))
-    except _EXPECTED as exc:
-        return _Outcome(error=exc)
-
-
-def _tamper_text(message: str) -> str:
-    """The engine's tamper sentence for the application: what changed, without its
-    command-line advice (``dpstudio ledger … --acknowledge``), and the app's way on."""
-    return (message.split(" — ")[0] + ". New releases are refused until you acknowledge "
-            "the changes: the Ledger tab lists them, and its “Acknowledge the changes…” "
-            "button keeps the pessimistic charges.")
-
-
-def _hash_job(dataset: Any, state: Any = None) -> _Outcome:
-    """The dataset's byte hash and content hash (worker thread): the keys a project finds
-    a moved or re-encoded dataset by."""
-    from dpstudio.data.fingerprint import content_fingerprint
-
-    try:
-        return _Outcome((dataset.sha256, content_fingerprint(dataset.frame).digest))
-    except (ProjectError, OSError, DataError) as exc:
-        return _Outcome(error=exc)
 
 
 def _short(x: float) -> str:
     return "0" if x == 0 else f"{x:.4g}"
 
 
-class ProjectController(QObject):
+class ProjectController(QObject, SpecActions):
     """The open project of one :class:`~dpstudio.ui.main_window.MainWindow`.
 
     ``busy`` is ``"check"`` or ``"release"`` while a job runs, else ``None``.
-    ``done_dialog`` is the last release's result dialog (tests).
+    ``done_dialog`` is the last release's result dialog (tests). Release specs (the
+    session as a spec, saved, opened and applied) come from the mixed-in
+    :class:`~dpstudio.ui.spec_actions.SpecActions`; the worker jobs are in
+    :mod:`dpstudio.ui.release_jobs`, the Release… button's rules in
+    :mod:`dpstudio.ui.release_rules`.
     """
 
     project_changed = Signal(object)     # Project | None
@@ -224,7 +170,7 @@ class ProjectController(QObject):
 
         assert self.project is not None
         QMessageBox.warning(self.window, "The ledger was changed outside DP Studio",
-                            _tamper_text(tamper_message(self.project.path, self.tamper)))
+                            tamper_text(tamper_message(self.project.path, self.tamper)))
 
     def acknowledge_changes(self) -> bool:
         """Acknowledge an edited ledger (after asking): the pessimistic charges are kept,
@@ -289,19 +235,6 @@ class ProjectController(QObject):
             return
         self.update_release_state()
 
-    def _apply_pending_spec(self, _dataset: Any = None) -> None:
-        if self._pending_spec is not None:
-            spec, self._pending_spec = self._pending_spec, None
-            if self._same_dataset(spec):
-                self._apply_spec(spec)
-
-    def _same_dataset(self, spec: ReleaseSpec) -> bool:
-        """Whether the session holds the spec's dataset, read the way the spec reads it
-        (a headerless file read with a header has lost its first row to the names)."""
-        d = self.session.dataset
-        return (d is not None and Path(spec.dataset).resolve() == d.path.resolve()
-                and bool(d.frame.attrs.get("header", True)) == bool(spec.header))
-
     def _find_record(self) -> DatasetRecord | None:
         """The session dataset's record: by its path here (one query); moved, or the same
         rows under another name or encoding, by its hashes — computed once per opened
@@ -316,14 +249,14 @@ class ProjectController(QObject):
         if cached is None or cached[0] is not d:
             if self._hashing is not d:
                 self._hashing = d
-                self.runner.submit("identify", _hash_job, d)
+                self.runner.submit("identify", hash_job, d)
             return None
         for key in cached[1]:
             with contextlib.suppress(ProjectError):  # not registered under this hash
                 return self.project.dataset(key)
         return None
 
-    def _identified(self, outcome: _Outcome) -> None:
+    def _identified(self, outcome: Outcome) -> None:
         """The worker's hashes of the session dataset: keep them, and look it up again."""
         d, self._hashing = self._hashing, None
         if outcome.error is not None:  # an unreadable file: it is looked up by path alone
@@ -417,42 +350,8 @@ class ProjectController(QObject):
 
     def release_problem(self) -> str | None:
         """Why the current analysis cannot be released now (one line), or None."""
-        s = self.session
-        if self.project is None:
-            return RELEASE_TOOLTIP
-        if self.busy == "release":
-            return "A release is under way…"
-        if self.busy == "check":
-            return "Checking the budget…"
-        if self.tamper:
-            return (f"The ledger of {self.project.path.name} was changed outside DP Studio "
-                    f"({self.tamper[0]}{'; …' if len(self.tamper) > 1 else ''}): new releases "
-                    "are refused until you acknowledge it in the Ledger tab.")
-        problem = s.problem()
-        if problem:
-            return f"Nothing to release: {problem}."
-        relation = (self._record.relation if self._record is not None
-                    else self.project.defaults()["relation"])
-        if s.trust_model == "local":
-            if s.query not in LOCAL_QUERIES or s.mechanism not in LOCAL_MECHANISMS:
-                return ("Local-model releases are histograms or means with a local "
-                        "randomizer; choose one to release.")
-            if relation != "replace":
-                return (f"{s.dataset.name if s.dataset else 'This dataset'} is budgeted under "
-                        f"the {relation} relation in {self.project.path.name}: ε-local DP "
-                        "bounds changing one person's value, so local releases need a dataset "
-                        "budgeted under the replace relation.")
-            return None
-        if s.trust_model != "central":
-            label = TRUST_MODELS[s.trust_model]["label"]
-            return (f"{label}-model releases are not in the project format yet: shuffle and "
-                    "distributed releases cannot be recorded in a ledger. Choose the central "
-                    "or local model to release.")
-        if s.relation != relation:
-            return (f"{s.dataset.name if s.dataset else 'This dataset'} is budgeted under the "
-                    f"{relation} relation in {self.project.path.name}: choose that "
-                    "neighbouring relation (Analysis panel) to release.")
-        return None
+        return release_problem(self.session, self.project, self._record, busy=self.busy,
+                               tamper=self.tamper)
 
     def update_release_state(self) -> None:
         problem = self.release_problem()
@@ -463,181 +362,9 @@ class ProjectController(QObject):
         self.update_release_state()
         self.busy_changed.emit(busy is not None)
 
-    # -- specs -----------------------------------------------------------------------------------
-
-    def _choices(self) -> dict[str, Any]:
-        choices = self.settings.last_choices.get("release")
-        return dict(choices) if isinstance(choices, dict) else {}
-
-    def _remember(self, formats: tuple[str, ...], report: bool, script: bool) -> None:
-        self.settings.last_choices["release"] = {"formats": list(formats), "report": report,
-                                                 "script": script}
-        self.settings.save()
-
-    def current_spec(self) -> ReleaseSpec | None:
-        """The session's analysis as a release spec (None when nothing can be released)."""
-        s = self.session
-        settings = s.settings()
-        if settings is None or s.dataset is None or s.trust_model not in ("central", "local"):
-            return None
-        query = settings.spec()
-        if s.trust_model == "local":
-            if s.query not in LOCAL_QUERIES or s.mechanism not in LOCAL_MECHANISMS:
-                return None
-            # ε-local DP bounds changing one person's value: the replace relation.
-            query = replace(query, relation="replace")
-            # The spec carries the randomizer's own ε (randomized response with a chosen p
-            # is ln(p/(1−p))-DP whatever the slider says): that is what will be charged.
-            with contextlib.suppress(EngineError, TypeError, ValueError):
-                info = REGISTRY.get(query.mechanism)
-                eps, _ = randomizer_privacy(info, info.resolve(query.mechanism_params()), query)
-                query = replace(query, epsilon=eps)
-        choices = self._choices()
-        formats = tuple(f for f in choices.get("formats", ()) if isinstance(f, str))
-        # A [budget] registers the dataset on its first release: the session's totals
-        # when no project default will (no project open, or one without defaults).
-        budget: tuple[float | None, float | None] = (s.total_epsilon, s.total_delta)
-        accountant = "basic"
-        if self.project is not None:
-            defaults = self.project.defaults()
-            accountant = (self._record.accountant if self._record is not None
-                          else defaults["accountant"])
-            if self._record is not None or defaults["epsilon"] is not None:
-                budget = (None, None)
-        return ReleaseSpec(
-            dataset=str(s.dataset.path.resolve()), query=query, trust_model=s.trust_model,
-            formats=formats or ("csv", "json"), report=bool(choices.get("report", False)),
-            script=bool(choices.get("script", False)), budget_epsilon=budget[0],
-            budget_delta=budget[1], accountant=accountant,
-            header=bool(s.dataset.frame.attrs.get("header", True)))
-
     def default_out_dir(self) -> Path:
         assert self.project is not None
         return self.project.path.parent / f"{self.project.path.stem}-releases"
-
-    def save_spec(self, path: str | os.PathLike[str] | None = None) -> Path | None:
-        """Write the current analysis as a TOML release spec (ask where if ``path`` is None)."""
-        spec = self.current_spec()
-        if spec is None:
-            problem = self.session.problem()
-            QMessageBox.information(
-                self.window, "Save release spec",
-                f"Nothing to save: {problem}." if problem else
-                "Only central- and local-model analyses (local: histograms and means) can "
-                "be saved as release specs.")
-            return None
-        if path is None:
-            d = self.session.dataset
-            start = d.path.parent / f"{spec.query.query}-{spec.query.column}.toml"
-            path, _ = QFileDialog.getSaveFileName(self.window, "Save release spec",
-                                                  str(start), SPEC_FILTER)
-            if not path:
-                return None
-            if not path.lower().endswith(".toml"):
-                path += ".toml"
-        target = Path(path)
-        data = Path(spec.dataset)
-        folder = target.resolve().parent
-        if data.is_relative_to(folder):  # portable with its data
-            spec = replace(spec, dataset=data.relative_to(folder).as_posix())
-        if self.project is not None and self._record is not None:
-            spec = replace(spec, fingerprint=self._record.fingerprint)
-        try:
-            written = save_spec(spec, target)
-        except SpecError as exc:
-            QMessageBox.critical(self.window, "Could not save the release spec", str(exc))
-            return None
-        self.window.statusBar().showMessage(f"Release spec saved to {written}", 5000)
-        return written
-
-    def open_spec(self, path: str | os.PathLike[str] | None = None) -> bool:
-        """Load a release spec into the session (its dataset is opened if another)."""
-        if path is None:
-            start = self._start_folder()
-            path, _ = QFileDialog.getOpenFileName(self.window, "Open release spec",
-                                                  str(start), SPEC_FILTER)
-            if not path:
-                return False
-        try:
-            spec = load_spec(path)
-        except SpecError as exc:
-            QMessageBox.critical(self.window, "Could not open the release spec", str(exc))
-            return False
-        self._remember(spec.formats, spec.report, spec.script)
-        if self._same_dataset(spec):
-            self._apply_spec(spec)
-            return True
-        if not Path(spec.dataset).is_file():
-            QMessageBox.critical(self.window, "Could not open the release spec",
-                                 f"{Path(path).name}: its dataset {spec.dataset} does not exist")
-            return False
-        self._pending_spec = spec
-        if not self.window.open_path(spec.dataset, header=spec.header):
-            self._pending_spec = None
-            return False
-        return True
-
-    def _apply_spec(self, spec: ReleaseSpec) -> list[str]:
-        """Set the session to the spec's choices; the ones it cannot take are reported."""
-        from dpstudio.ui.schema_parsing import format_bound, format_categories
-
-        s, q = self.session, spec.query
-        problems: list[str] = []
-        s.set_trust_model(spec.trust_model)
-        if s.trust_model != spec.trust_model:
-            problems.append(f"the {spec.trust_model} model is not offered for this dataset")
-        columns = [c.name for c in s.analysable_columns()]
-        if q.column not in columns:
-            problems.append(f"no column '{q.column}' to analyse in {s.dataset.name}")
-        else:
-            s.set_column(q.column)
-            panel = self.window.schema_panel
-            declared = s.schema[q.column] if s.schema is not None else None
-            if q.bounds is not None and declared is not None and declared.bounds != q.bounds:
-                if not panel.edit(q.column, "bounds", (format_bound(q.bounds[0]),
-                                                       format_bound(q.bounds[1]))):
-                    problems.append(f"bounds {q.bounds[0]:g} – {q.bounds[1]:g}: "
-                                    f"{panel.message_text()}")
-            if (q.categories is not None and declared is not None
-                    and tuple(declared.categories) != tuple(q.categories)):
-                if not panel.edit(q.column, "categories", format_categories(q.categories)):
-                    problems.append(f"categories: {panel.message_text()}")
-            s.set_query(q.query)
-            if s.query != q.query:
-                problems.append(f"no {q.query} of '{q.column}'")
-            if q.bins is not None:
-                s.set_query_param("bins", int(q.bins))
-            if q.quantile is not None and q.query == "quantile":
-                s.set_query_param("quantile", float(q.quantile))
-            s.set_mechanism(q.mechanism)
-            if s.mechanism != q.mechanism:
-                problems.append(f"mechanism {q.mechanism} is not offered for this query")
-            else:
-                names = {p.name for p in s.info.params} if s.info is not None else set()
-                for key, value in q.params.items():
-                    if key in names:
-                        s.set_param(key, value)
-                    else:
-                        problems.append(f"parameter {key} is not one of {q.mechanism}'s")
-            if spec.trust_model == "central":
-                s.set_relation(q.relation)
-                s.set_missing(q.missing, q.impute)  # drop / impute with the declared value
-            s.set_confidence(q.confidence)
-            s.set_budget(q.epsilon, q.delta if q.delta > 0 else None)
-            if abs(s.epsilon - q.epsilon) > 1e-12 * max(q.epsilon, 1.0):
-                problems.append(f"ε = {q.epsilon:g} is outside the slider's range "
-                                f"(ε = {s.epsilon:g} set)")
-        if spec.fingerprint and s.dataset is not None and s.dataset.sha256 != spec.fingerprint:
-            problems.append(f"{s.dataset.name} is not the file the spec names (its SHA-256 "
-                            "differs): dpstudio release would refuse this spec")
-        name = Path(spec.source or "spec").name
-        if problems:
-            QMessageBox.warning(self.window, "Release spec applied in part",
-                                f"{name}: " + "; ".join(problems) + ".")
-        else:
-            self.window.statusBar().showMessage(f"Release spec {name} loaded", 5000)
-        self.update_release_state()
-        return problems
 
     # -- releasing -------------------------------------------------------------------------------
 
@@ -652,19 +379,19 @@ class ProjectController(QObject):
         self._spec, self._out = spec, self.default_out_dir()
         self._set_busy("check")
         self.window.statusBar().showMessage("Checking the budget…")
-        self.runner.submit("check", _check_job, self.project, spec, self._out)
+        self.runner.submit("check", check_job, self.project, spec, self._out)
         return True
 
     def _job_failed(self, key: str, message: str) -> None:  # a bug in a job: say so
         if key == "identify":
-            self._identified(_Outcome(error=RuntimeError(message)))
+            self._identified(Outcome(error=RuntimeError(message)))
             return
         self._set_busy(None)
         self.refresh()
         self.window.statusBar().clearMessage()
         QMessageBox.critical(self.window, "Release failed", message)
 
-    def _job_finished(self, key: str, outcome: _Outcome) -> None:
+    def _job_finished(self, key: str, outcome: Outcome) -> None:
         if key == "identify":
             self._identified(outcome)
             return
@@ -692,7 +419,7 @@ class ProjectController(QObject):
             title = "The dataset has changed"
         elif isinstance(error, LedgerTamperedError):
             title = "The ledger was changed outside DP Studio"
-            message = _tamper_text(message)
+            message = tamper_text(message)
             self.refresh()
         else:
             title = "Cannot release"
@@ -734,7 +461,7 @@ class ProjectController(QObject):
             return False
         self._set_busy("check")
         self.window.statusBar().showMessage("Checking the budget…")
-        self.runner.submit("check", _check_job, self.project, self._spec, self._out)
+        self.runner.submit("check", check_job, self.project, self._spec, self._out)
         return True
 
     def _confirm(self, check: dict[str, Any]) -> None:
@@ -750,7 +477,7 @@ class ProjectController(QObject):
                        script=v["script"])
         self._set_busy("release")
         self.window.statusBar().showMessage("Releasing (noise from the OS CSPRNG)…")
-        self.runner.submit("release", _release_job, self.project, spec, v["out_dir"])
+        self.runner.submit("release", release_job, self.project, spec, v["out_dir"])
 
     def _released(self, record: ReleaseRecord) -> None:
         budget = ""

@@ -17,8 +17,6 @@ from PySide6.QtCore import QObject, Signal
 
 from dpstudio.analysis.capabilities import capability
 from dpstudio.analysis.choices import (
-    EPS_MAX,
-    EPS_MIN,
     QUERIES_BY_TYPE,
     VIEW_TRUST_MODELS,
     Choices,
@@ -29,6 +27,7 @@ from dpstudio.data.columns import column_values
 from dpstudio.data.dataset import Dataset
 from dpstudio.data.errors import DataError
 from dpstudio.data.schema import ColumnSpec, ColumnType, Schema
+from dpstudio.engine.entry import DELTA, EPSILON
 from dpstudio.engine.errors import QueryError
 from dpstudio.engine.queries import QuerySpec
 from dpstudio.engine.registry import MechanismInfo
@@ -52,8 +51,10 @@ __all__ = [
 #: Queries of a central numeric column that take a missing-value treatment.
 MISSING_QUERIES = ("sum", "mean", "variance")
 
-EPS_RANGE = (EPS_MIN, EPS_MAX)
-DELTA_RANGE = (1e-12, 0.1)
+#: What the ε slider and the δ spin box offer, and where the session clamps what they set:
+#: the shown ranges of the engine's one declaration of ε and δ.
+EPS_RANGE = EPSILON.shown_range
+DELTA_RANGE = DELTA.shown_range
 
 
 @dataclass(frozen=True)
@@ -116,8 +117,8 @@ class Session(QObject):
         self.mechanism = ""
         self.params: dict[str, Any] = {}
         self.query_params: dict[str, Any] = {"bins": 10, "quantile": 0.9}
-        self.epsilon = 1.0
-        self.delta = 1e-6
+        self.epsilon = float(EPSILON.default)
+        self.delta = float(DELTA.default)
         self.relation = "add-remove"
         self.confidence = 0.95
         self.compositions = 10

@@ -9,7 +9,7 @@ new trust model brings its label and tooltip with it and adds one row here.
 from __future__ import annotations
 
 from dpstudio.analysis.choices import VIEW_TRUST_MODELS
-from dpstudio.engine.registry import Param
+from dpstudio.engine.registry import DELTA, EPSILON, Param
 from dpstudio.engine.trust_models import trust_model
 
 __all__ = [
@@ -65,10 +65,9 @@ TRUST_MODELS: dict[str, dict[str, str]] = {
 
 #: One-sentence tooltips for the differential-privacy terms the view uses.
 GLOSSARY = {
-    "epsilon": "ε (privacy-loss budget): how much one person's data may change what is "
-               "released; smaller ε means stronger privacy and more noise.",
-    "delta": "δ: the small probability with which the ε guarantee may fail; keep it well "
-             "below 1/n (one over the number of people).",
+    # ε and δ are explained where they are declared, so the tooltip and --help agree.
+    "epsilon": EPSILON.help,
+    "delta": DELTA.help,
     "sensitivity": "Sensitivity: the most one person's record can change the statistic, "
                    "fixed by the declared bounds — never read from the data.",
     "relation": "Neighbouring relation: which datasets count as differing by one person — "

@@ -24,7 +24,7 @@ def test_window_shows_the_whole_survey(window):
     frame = window.dataset.frame
     assert window.table_model.rowCount() == len(frame) == 2000
     assert window.table_model.columnCount() == frame.shape[1]
-    assert window.columns_panel.column_names() == list(frame.columns)
+    assert window.schema_panel.column_names() == list(frame.columns)
     assert window.windowTitle() == "DP Studio — survey.csv"
     assert "2,000 rows × 10 columns" in window.size_label.text()
     assert "survey.csv" in window.file_label.text()

@@ -17,7 +17,7 @@ import math
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 
-from dpstudio.engine.checks import count
+from dpstudio.engine.checks import count, number
 from dpstudio.engine.errors import ParameterError
 
 __all__ = ["as_float", "exact", "fits", "remaining", "spent", "split"]
@@ -43,6 +43,11 @@ def exact(value: Amount) -> Decimal:
     Returns
     -------
     Decimal
+
+    Raises
+    ------
+    ParameterError
+        For a value that is not a number (a bool included), or not finite and ≥ 0.
     """
     if isinstance(value, bool):
         raise ParameterError(f"a budget amount must be a number, got {value!r}")
@@ -57,8 +62,8 @@ def exact(value: Amount) -> Decimal:
             d = Decimal(repr(float(value)))
     except (TypeError, ValueError, decimal.InvalidOperation):
         raise ParameterError(f"a budget amount must be a number, got {value!r}") from None
-    if not d.is_finite() or d < 0:
-        raise ParameterError(f"a budget amount must be finite and ≥ 0, got {value!r}")
+    # The range is checked on the exact decimal: a tiny negative amount stays negative.
+    number("a budget amount", d, low=0)
     return d
 
 
@@ -188,6 +193,17 @@ def split(total: Entry, k: int) -> list:
 
 
 def as_float(value: Decimal) -> float:
-    """The float nearest to a budget amount, rounded up so as never to understate it."""
+    """The float nearest to a budget amount, rounded up so as never to understate it.
+
+    Parameters
+    ----------
+    value : Decimal
+        An exact amount (from :func:`exact`, :func:`spent`, …).
+
+    Returns
+    -------
+    float
+        The smallest float ≥ ``value``.
+    """
     f = float(value)
     return f if Decimal(f) >= value else math.nextafter(f, math.inf)

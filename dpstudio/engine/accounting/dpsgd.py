@@ -30,6 +30,21 @@ class AccountingResult:
 
     ``approximate`` is True when the value is an estimate that may understate the privacy
     loss (the GDP central-limit approximation), False when it is a guarantee.
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The guarantee (or estimate) for the whole run.
+    method : str
+        The accountant that produced it (one of ``DPSGD_METHODS``).
+    approximate : bool
+        True for an estimate that may understate the loss.
+    sigma : float
+        Noise multiplier σ (noise std over the clipping norm).
+    sample_rate : float
+        Poisson sampling probability q.
+    steps : int
+        Number of noisy steps.
     """
 
     epsilon: float

@@ -27,14 +27,40 @@ __all__ = ["GDPEstimate", "gdp_compose", "gdp_delta", "gdp_epsilon", "gdp_gaussi
 
 @dataclass(frozen=True)
 class GDPEstimate:
-    """A μ and whether it is only an approximation (CLT), not a guarantee."""
+    """A μ and whether it is only an approximation (CLT), not a guarantee.
+
+    Attributes
+    ----------
+    mu : float
+        The GDP parameter μ > 0.
+    approximate : bool
+        True when μ comes from the central limit theorem and may understate the loss.
+    """
 
     mu: float
     approximate: bool
 
 
 def gdp_gaussian(sigma: float, sensitivity: float = 1.0) -> float:
-    """μ = Δ/σ of the Gaussian mechanism (exact)."""
+    """μ = Δ/σ of the Gaussian mechanism (exact; Dong, Roth & Su 2019).
+
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation σ > 0.
+    sensitivity : float, optional
+        ℓ₂ sensitivity Δ > 0, in the same units as σ.
+
+    Returns
+    -------
+    float
+        μ.
+
+    Raises
+    ------
+    ParameterError
+        If σ or Δ is not finite and positive.
+    """
     return validate_sensitivity(sensitivity) / positive("σ", sigma)
 
 

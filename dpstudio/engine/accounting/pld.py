@@ -579,6 +579,25 @@ class PLD:
     :meth:`compose` / :meth:`self_compose`, read with :meth:`delta` / :meth:`epsilon`.
     Every value read is an upper bound on the mechanism's true one (see the module
     docstring). Instances are immutable.
+
+    Parameters
+    ----------
+    remove : _Pmf
+        The loss distribution of the "remove" direction (the only one when symmetric).
+    add : _Pmf or None, optional
+        The "add" direction's, or None when the mechanism is symmetric.
+    tail_mass_truncation : float, optional
+        Mass a composition may truncate from each tail: the lower tail is lumped onto
+        the lowest kept loss, the upper tail sent to +∞, so δ only goes up.
+
+    Attributes
+    ----------
+    symmetric : bool
+        Whether one loss distribution serves both directions.
+    value_discretization_interval : float
+        The grid step h of the losses.
+    infinity_mass : float
+        The largest mass at loss +∞ over the directions.
     """
 
     __slots__ = ("_remove", "_add", "_tail")

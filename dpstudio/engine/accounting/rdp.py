@@ -247,5 +247,25 @@ def rdp_epsilon_and_order(rdp, delta: float, orders=None) -> tuple[float, float]
 
 
 def rdp_epsilon(rdp, delta: float, orders=None) -> float:
-    """ε for (ε, δ)-DP from an RDP curve; see :func:`rdp_epsilon_and_order`."""
+    """ε for (ε, δ)-DP from an RDP curve; see :func:`rdp_epsilon_and_order`.
+
+    Parameters
+    ----------
+    rdp : array_like
+        ε(α) on ``orders``.
+    delta : float
+        Target δ in (0, 1).
+    orders : array_like, optional
+        The orders of ``rdp`` (default :data:`DEFAULT_ORDERS`).
+
+    Returns
+    -------
+    float
+        ε ≥ 0.
+
+    Raises
+    ------
+    ParameterError
+        As :func:`rdp_epsilon_and_order`.
+    """
     return rdp_epsilon_and_order(rdp, delta, orders)[0]

@@ -43,7 +43,23 @@ def zcdp_gaussian(sigma: float, sensitivity: float = 1.0) -> float:
 
 
 def zcdp_from_pure(epsilon: float) -> float:
-    """ρ = ε²/2 for an ε-DP mechanism (Bun & Steinke 2016, Prop. 1.4)."""
+    """ρ = ε²/2 for an ε-DP mechanism (Bun & Steinke 2016, Prop. 1.4).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0 of the pure-DP mechanism.
+
+    Returns
+    -------
+    float
+        ρ.
+
+    Raises
+    ------
+    ParameterError
+        If ε is not finite and positive.
+    """
     eps = validate_epsilon(epsilon)
     return 0.5 * eps * eps
 

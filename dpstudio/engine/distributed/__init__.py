@@ -4,8 +4,9 @@ Modules
 -------
 encoding    values → integers in {0, …, p} by randomized rounding (shared with the shuffle
             model's protocols)
-noise       distributed noise shares: Skellam (exact accounting) and discrete Gaussian
-            (Kairouz, Liu & Steinke 2021)
+noise       distributed noise shares: Skellam and discrete Gaussian (Kairouz, Liu &
+            Steinke 2021), planned for the clients whose shares protect the sum
+skellam     the Skellam law and its exact δ(ε) (and the variance meeting (ε, δ))
 secagg      pairwise-masked secure aggregation with dropout recovery (Bonawitz et al.
             2017, simulated), over a sparse random graph above 512 clients (Bell et al.
             2020), masks by a numpy ChaCha20 vectorized over keys
@@ -13,6 +14,7 @@ secure_sum  the protocol end to end and the registry entries ``secagg_gaussian``
             ``skellam``: :func:`run_secure_sum`, :func:`plan_secure_sum`; the noise is
             planned for the honest clients left after the declared dropouts
             (:class:`NoisePlan`)
+result      :class:`SecureSumResult`, what a run or a plan reports
 """
 
 from dpstudio.engine.distributed.noise import DistributedNoise, calibrate_noise

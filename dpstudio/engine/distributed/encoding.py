@@ -40,15 +40,48 @@ MAX_PRECISION_BITS = 20
 
 
 def check_bounds(bounds) -> tuple[float, float]:
-    """(lower, upper) as floats, or QueryError for missing, non-finite or reversed bounds."""
+    """The declared bounds of a protocol sum, checked.
+
+    Parameters
+    ----------
+    bounds : tuple of float or None
+        Declared (lower, upper).
+
+    Returns
+    -------
+    tuple of float
+        (lower, upper) as floats.
+
+    Raises
+    ------
+    QueryError
+        For missing, non-finite, reversed or out-of-range bounds.
+    """
     if bounds is None:
         raise QueryError("a sum or mean needs declared bounds (e.g. --bounds 0,100)")
     return bounds_pair(bounds)
 
 
 def randomized_round(u: np.ndarray, p: int, source: Source) -> np.ndarray:
-    """Round each u·p (u in [0, 1]) to floor or ceil, up with probability equal to the
-    fraction (53-bit uniforms): unbiased, and always in {0, …, p}."""
+    """Round each u·p to its floor or ceiling, up with probability equal to the fraction.
+
+    Unbiased (E = u·p), and always in {0, …, p}; the coin is a 53-bit uniform drawn only
+    for values off the grid.
+
+    Parameters
+    ----------
+    u : numpy.ndarray
+        Values in [0, 1] (clipped there first).
+    p : int
+        Grid points per unit: the precision.
+    source : Source
+        Randomness of the rounding coins.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 integers in {0, …, p}, of the shape of ``u``.
+    """
     x = np.clip(np.asarray(u, dtype=np.float64), 0.0, 1.0) * float(p)
     base = np.floor(x)
     frac = x - base
@@ -63,7 +96,21 @@ def randomized_round(u: np.ndarray, p: int, source: Source) -> np.ndarray:
 
 @dataclass
 class Encoded:
-    """Clients' values as integers in {0, …, p}, and what the analyzer needs to decode."""
+    """Clients' values as integers in {0, …, p}, and what the analyzer needs to decode.
+
+    Attributes
+    ----------
+    steps : numpy.ndarray
+        One integer in {0, …, p} per client.
+    lower, upper : float
+        The declared bounds.
+    precision : int
+        p: grid steps across the bounds.
+    clamped : int
+        Values outside the bounds, clamped (analyst-only).
+    missing : int
+        Missing or non-finite values, sent as the middle of the bounds (analyst-only).
+    """
 
     steps: np.ndarray
     lower: float
@@ -74,6 +121,7 @@ class Encoded:
 
     @property
     def n(self) -> int:
+        """Number of clients."""
         return int(self.steps.size)
 
     @property
@@ -93,14 +141,31 @@ MISSING_NOTE = ("every client sends a message: a missing or non-finite value is 
 
 
 def unit_values(values, bounds) -> tuple[np.ndarray, float, float, int, int]:
-    """Values clamped to the bounds and scaled to [0, 1]; (u, lower, upper, clamped,
-    missing).
+    """Values clamped to the bounds and scaled to [0, 1].
 
     Every row is a client, and every client sends a message: a missing or non-finite
     value is sent as the middle of the declared bounds (u = 1/2). Dropping such clients
     would make n, which the server or the shuffler sees, reveal how many of them there
     are, and a missing/present pair would then not be replace-neighbours at sensitivity
     one grid width. How many values were clamped or missing is for the analyst only.
+
+    Parameters
+    ----------
+    values : array_like
+        The column (floats with NaN for missing).
+    bounds : tuple of float
+        Declared (lower, upper).
+
+    Returns
+    -------
+    tuple
+        (u, lower, upper, clamped, missing): one u in [0, 1] per row, the bounds, and
+        how many values were clamped or missing.
+
+    Raises
+    ------
+    QueryError
+        For bad bounds, a non-numeric column or an empty one.
     """
     lo, hi = check_bounds(bounds)
     try:
@@ -114,22 +179,73 @@ def unit_values(values, bounds) -> tuple[np.ndarray, float, float, int, int]:
 
 
 def encode_values(values, bounds, precision: int, source: Source) -> Encoded:
-    """Clamp finite values to the bounds, scale to [0, 1] and round to {0, …, p}."""
+    """Clamp finite values to the bounds, scale to [0, 1] and round to {0, …, p}.
+
+    Parameters
+    ----------
+    values : array_like
+        The column; missing or non-finite values are sent as the middle of the bounds.
+    bounds : tuple of float
+        Declared (lower, upper).
+    precision : int
+        p: grid steps across the bounds.
+    source : Source
+        Randomness of the rounding.
+
+    Returns
+    -------
+    Encoded
+        The clients' integers and what decoding needs.
+
+    Raises
+    ------
+    QueryError
+        As :func:`unit_values`.
+    """
     u, lo, hi, clamped, missing = unit_values(values, bounds)
     return Encoded(randomized_round(u, int(precision), source), lo, hi, int(precision),
                    clamped, missing)
 
 
 def auto_precision_bits(epsilon: float, delta: float) -> int:
-    """Bits k of the grid p = 2^k: the largest with central Gaussian noise (sensitivity
-    p) below 2^13 steps, so that rounding (variance ≤ n/4 steps²) is negligible against
-    the noise for up to ~10⁶ clients while the exact accounting stays fast."""
+    """Bits k of the grid p = 2^k chosen automatically for a guarantee.
+
+    The largest k with central Gaussian noise (sensitivity p) below 2^13 steps, so that
+    rounding (variance ≤ n/4 steps²) is negligible against the noise for up to ~10⁶
+    clients while the exact accounting stays fast.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The guarantee the noise is planned for.
+
+    Returns
+    -------
+    int
+        k in [0, 16].
+    """
     c = analytic_gaussian_sigma(1.0, epsilon, delta)
     k = math.floor(math.log2(_TARGET_NOISE_STEPS / c))
     return int(min(max(k, 0), 16))
 
 
 def check_precision_bits(bits: int) -> int:
+    """The precision bits a user set, checked (0 means automatic).
+
+    Parameters
+    ----------
+    bits : int
+        Bits of the grid, 0 … :data:`MAX_PRECISION_BITS`.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ParameterError
+        Outside that range.
+    """
     b = int(bits)
     if not 0 <= b <= MAX_PRECISION_BITS:
         raise ParameterError(f"precision bits must be in [0, {MAX_PRECISION_BITS}], got {bits}")
@@ -137,8 +253,25 @@ def check_precision_bits(bits: int) -> int:
 
 
 def bernstein_half_width(variance: float, bound: float, beta: float) -> float:
-    """t with P(|Σ X_i| ≥ t) ≤ β for independent zero-mean X_i with |X_i| ≤ ``bound`` and
-    Σ Var X_i ≤ ``variance`` (Bernstein: 2·exp(−t²/(2(V + bt/3))) ≤ β)."""
+    """Half-width t of a Bernstein interval for a sum of bounded independent errors.
+
+    t with P(|Σ X_i| ≥ t) ≤ β for independent zero-mean X_i with |X_i| ≤ ``bound`` and
+    Σ Var X_i ≤ ``variance`` (Bernstein: 2·exp(−t²/(2(V + bt/3))) ≤ β).
+
+    Parameters
+    ----------
+    variance : float
+        V, an upper bound on the sum's variance.
+    bound : float
+        b, a bound on each term's magnitude.
+    beta : float
+        β, the probability left outside, in (0, 1).
+
+    Returns
+    -------
+    float
+        t ≥ 0 (0 when the variance is 0).
+    """
     if variance <= 0:
         return 0.0
     L = math.log(2.0 / beta)

@@ -6,11 +6,9 @@ Two families, both on the integers (values are first rounded to a grid of 1/p st
     the number of clients the noise is planned for. Independent Skellams add up to a
     Skellam, so S surviving clients give the sum exactly Sk(v·S/N), of variance v·S/N
     (Agarwal, Kairouz & Liu 2021, "The Skellam Mechanism"). Its privacy is computed
-    **exactly**, not through their RDP bound: the symmetric Skellam of variance v has
-    pmf P(k) = e^{−v} I_|k|(v) (modified Bessel function; ``scipy.special.ive``) and is
-    log-concave, so δ(ε) = Σ_k max(0, P(k) − e^ε P(k − Δ)) is summed on a window around
-    0 whose outside mass, bounded by the Chernoff bound
-    P(X ≥ t) ≤ exp(v(cosh λ − 1) − λt) at λ = asinh(t/v), is added in full.
+    **exactly**, not through their RDP bound, in
+    :mod:`~dpstudio.engine.distributed.skellam` (whose functions this module
+    re-exports).
 
 ``"gaussian"`` — each client adds N_Z(0, σ_c²). The sum of S such shares is not a discrete
     Gaussian, but Kairouz, Liu & Steinke (ICML 2021, "The Distributed Discrete Gaussian
@@ -47,10 +45,16 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 from dpstudio.engine import sampling
 from dpstudio.engine.calibration import validate_delta, validate_epsilon
+from dpstudio.engine.distributed.skellam import (
+    MAX_SKELLAM_VARIANCE,
+    skellam_delta,
+    skellam_pmf,
+    skellam_tail_bound,
+    skellam_variance,
+)
 from dpstudio.engine.errors import ParameterError
 from dpstudio.engine.rng import Source
 
@@ -72,13 +76,6 @@ FAMILIES = ("skellam", "gaussian")
 
 # Mass of Pois(λ) beyond the sampled support.
 _POISSON_CUT = 2.0**-100
-# Window of the exact Skellam δ: outside mass below this (added to δ in full).
-_SKELLAM_WINDOW_TAIL = 1e-40
-# Relative allowance for floating-point error in the Skellam δ sums (Bessel values carry
-# relative errors of a few 1e-16; the sum of positive terms adds a few ulps).
-_FP_REL = 1e-12
-# Largest Skellam variance whose pmf scipy evaluates (ive returns NaN past ~1e9).
-MAX_SKELLAM_VARIANCE = 1e9
 # Smallest per-client σ for which KLS21's Theorem 1 is stated (σ ≥ 1/2); we keep σ_c ≥ 1.
 _MIN_CLIENT_SIGMA = 1.0
 # Rényi orders α used in the zCDP → (ε, δ) conversion (any α > 1 gives a valid bound).
@@ -127,13 +124,46 @@ def _poisson_support(lam: float) -> tuple[int, np.ndarray, float]:
 
 
 def poisson_tv(lam: float) -> float:
-    """Total variation between :func:`poisson`'s law for mean λ and Pois(λ) (a bound)."""
+    """Total variation between :func:`poisson`'s law for mean λ and Pois(λ) (a bound).
+
+    Parameters
+    ----------
+    lam : float
+        The Poisson mean λ.
+
+    Returns
+    -------
+    float
+        An upper bound on the total variation (about 1e-16 or less).
+    """
     return _poisson_support(float(lam))[2]
 
 
 def poisson(lam: float, size: int, source: Source) -> np.ndarray:
-    """``size`` draws of Pois(λ) (int64), from ``source`` (see the module doc for the
-    exactness statement)."""
+    """``size`` draws of Pois(λ), from ``source``.
+
+    The draws follow exactly a law within :func:`poisson_tv` of Pois(λ) in total
+    variation (see the module doc).
+
+    Parameters
+    ----------
+    lam : float
+        The mean λ, in [0, 1e12].
+    size : int
+        Number of draws.
+    source : Source
+        The random source.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 draws.
+
+    Raises
+    ------
+    ParameterError
+        For a mean outside [0, 1e12].
+    """
     lam = float(lam)
     if not math.isfinite(lam) or lam < 0 or lam > 1e12:
         raise ParameterError(f"Poisson mean must lie in [0, 1e12], got {lam!r}")
@@ -143,164 +173,24 @@ def poisson(lam: float, size: int, source: Source) -> np.ndarray:
     return lo + sampling.categorical_log(logw, int(size), source)
 
 
-# ------------------------------------------------------------------------------ Skellam
-
-
-def skellam_pmf(k, variance: float) -> np.ndarray:
-    """pmf of the symmetric Skellam law of the given variance: e^{−v} I_|k|(v)."""
-    return special.ive(np.abs(np.asarray(k, dtype=np.float64)), float(variance))
-
-
-def skellam_tail_bound(t, variance: float):
-    """Chernoff bound on P(X ≥ t) (= P(X ≤ −t)) for the symmetric Skellam of variance v:
-    exp(√(v² + t²) − v − t·asinh(t/v))."""
-    v = float(variance)
-    tt = np.asarray(t, dtype=np.float64)
-    with np.errstate(over="ignore"):
-        out = np.exp(np.sqrt(v * v + tt * tt) - v - tt * np.arcsinh(tt / v))
-    return np.where(tt <= 0, 1.0, np.minimum(out, 1.0))
-
-
-def _skellam_window(variance: float, sensitivity: int,
-                    tail: float = _SKELLAM_WINDOW_TAIL) -> int:
-    """W with P(|X| > W − Δ) ≤ ``tail`` (1e-40 unless told) by the Chernoff bound."""
-    if not 0 < variance <= MAX_SKELLAM_VARIANCE:
-        raise ParameterError(
-            f"Skellam noise of variance {variance:.3g} grid steps² is beyond what this "
-            f"implementation evaluates ({MAX_SKELLAM_VARIANCE:g}); use fewer precision bits")
-    # Start from the Gaussian tail's width and widen by 10% until the bound holds.
-    w = max(int(math.ceil(math.sqrt(2.0 * variance * math.log(2.0 / tail)) + 20)), 1)
-    while 2.0 * float(skellam_tail_bound(w, variance)) > tail:
-        w = int(math.ceil(1.1 * w)) + 1
-    return w + int(sensitivity)
-
-
-def skellam_delta(variance: float, sensitivity: int, epsilon: float,
-                  tail: float = _SKELLAM_WINDOW_TAIL) -> float:
-    """Exact δ(ε) of adding symmetric Skellam noise of variance v to an integer statistic
-    with integer sensitivity Δ (an upper bound: the mass outside the window is added).
-
-    The privacy loss L(k) = ln P(k) − ln P(k − Δ) decreases in k (log-concavity), so only
-    k below the point where it crosses ε contribute; the window stops there. The window
-    starts where the Chernoff bound puts at most ``tail`` of the mass outside it, which
-    is added to δ in full (a wider window only tightens the bound).
-    """
-    v, sens, eps = float(variance), int(sensitivity), float(epsilon)
-    w = _skellam_window(v, sens, tail)
-    # L(k) ≈ Δ(Δ − 2k)/(2v) for a near-Gaussian law: contributions stop near
-    # k* = Δ/2 − εv/Δ; keep a margin past it. If the loss is still above ε at the stop,
-    # the full window is summed instead, so the margin only matters for speed.
-    stop = min(w, int(math.ceil(sens / 2.0 - eps * v / sens + 2.0 * math.sqrt(v)
-                                + 2 * sens + 16)))
-    k = np.arange(-w - sens, stop + 1, dtype=np.float64)
-    with np.errstate(divide="ignore"):
-        logpmf = np.log(skellam_pmf(k, v))
-    logp, logq = logpmf[sens:], logpmf[:-sens] if sens else logpmf
-    ok = np.isfinite(logp) & np.isfinite(logq)
-    gap = -np.expm1(np.minimum(eps - (logp[ok] - logq[ok]), 0.0))
-    inside = float(np.sum(np.exp(logp[ok]) * gap))
-    if stop < w and gap.size and gap[-1] > 0:  # the loss was still above ε at the stop
-        return skellam_delta_full(v, sens, eps, tail)
-    # Mass of P outside the window and wherever the pmf underflowed (both tiny).
-    lost = 2.0 * float(skellam_tail_bound(w - sens, v)) + float(np.sum(np.exp(logp[~ok])))
-    return min(1.0, (inside + lost) * (1.0 + _FP_REL) + 1e-300)
-
-
-def skellam_delta_full(variance: float, sensitivity: int, epsilon: float,
-                       tail: float = _SKELLAM_WINDOW_TAIL) -> float:
-    """:func:`skellam_delta` summed over the whole window (no early stop)."""
-    v, sens, eps = float(variance), int(sensitivity), float(epsilon)
-    w = _skellam_window(v, sens, tail)
-    k = np.arange(-w - sens, w + sens + 1, dtype=np.float64)
-    with np.errstate(divide="ignore"):
-        logpmf = np.log(skellam_pmf(k, v))
-    logp, logq = logpmf[sens:], logpmf[:-sens] if sens else logpmf
-    ok = np.isfinite(logp) & np.isfinite(logq)
-    gap = -np.expm1(np.minimum(eps - (logp[ok] - logq[ok]), 0.0))
-    inside = float(np.sum(np.exp(logp[ok]) * gap))
-    lost = 2.0 * float(skellam_tail_bound(w - sens, v)) + float(np.sum(np.exp(logp[~ok])))
-    return min(1.0, (inside + lost) * (1.0 + _FP_REL) + 1e-300)
-
-
-# Relative width of the bracket skellam_variance returns the upper end of.
-_VARIANCE_REL = 1e-7
-
-
-@functools.lru_cache(maxsize=256)
-def skellam_variance(sensitivity: int, epsilon: float, delta: float) -> float:
-    """Smallest total Skellam variance (to 1e-7 relative) meeting (ε, δ) for sensitivity Δ.
-
-    Returns the upper end hi of a bracket [lo, hi], hi − lo ≤ 1e-7·hi, with
-    δ(hi) ≤ δ < δ(lo) by :func:`skellam_delta` (decreasing in v). The bracket is found by
-    secant steps on ln δ against ln v from the analytic Gaussian σ² (ln δ is smooth and
-    nearly linear there: about five evaluations), then checked on both sides; bisection
-    takes over if the secant steps do not close it. δ is evaluated on a window whose
-    outside mass is at most min(10⁻¹⁰, 10⁻⁹δ) (added in full, so every value is still an
-    upper bound, and v moves by ~10⁻¹⁰ relative).
-    """
-    from dpstudio.engine.calibration import analytic_gaussian_sigma
-
-    eps = validate_epsilon(epsilon)
-    d = validate_delta(delta, required=True)
-    sens = int(sensitivity)
-    if sens < 1:
-        raise ParameterError("the statistic's sensitivity must be at least one grid step")
-    tail = min(1e-10, 1e-9 * d)
-    lo, hi = 0.0, math.inf  # δ(lo) > d ≥ δ(hi), as far as evaluated
-
-    def excess(v: float) -> float:
-        """ln δ(v) − ln d, recording v on its side of the bracket."""
-        nonlocal lo, hi
-        if v > MAX_SKELLAM_VARIANCE:
-            _skellam_window(v, sens)  # raises the one-line error
-        f = math.log(skellam_delta(v, sens, eps, tail)) - math.log(d)
-        if f <= 0:
-            hi = min(hi, v)
-        else:
-            lo = max(lo, v)
-        return f
-
-    def closed() -> bool:
-        return hi < math.inf and hi - lo <= _VARIANCE_REL * hi
-
-    guess = max(analytic_gaussian_sigma(sens, eps, d) ** 2, 1e-2)
-    x0, f0 = math.log(guess), excess(guess)
-    x1 = x0 + (1e-3 if f0 > 0 else -1e-3)  # the two laws are close once v ≫ 1
-    f1 = excess(math.exp(x1))
-    for _ in range(8):
-        if closed() or f1 == f0 or not (math.isfinite(f0) and math.isfinite(f1)):
-            break
-        step = -f1 * (x1 - x0) / (f1 - f0)
-        step = max(-0.5, min(0.5, step))  # a secant step never more than ×e^±0.5
-        x0, f0 = x1, f1
-        x1 = x1 + step
-        if abs(step) < 0.25 * _VARIANCE_REL and hi < math.inf and lo > 0:
-            # At the root to ~1e-8: evaluate just past it on the side still open.
-            v = math.exp(x1)
-            excess(v * (1 + 0.4 * _VARIANCE_REL) if hi - v > v * 0.4 * _VARIANCE_REL
-                   else v * (1 - 0.4 * _VARIANCE_REL))
-            if closed():
-                break
-        f1 = excess(math.exp(x1))
-    # Bisection from whatever bracket the secant steps left (widened if one side is open).
-    if hi == math.inf:
-        hi = max(lo, guess) * 1.25
-        while excess(hi) > 0:
-            hi *= 1.25
-    if lo == 0.0:
-        lo = hi / 1.25
-        while lo > 1e-6 and excess(lo) <= 0:
-            lo /= 1.25
-    while not closed():
-        excess(0.5 * (lo + hi))
-    return hi
-
-
 # ------------------------------------------------------------- distributed discrete Gaussian
 
 
 def kls21_tau(sigma_client: float, clients: int) -> float:
-    """τ = 10 Σ_{k=1}^{n−1} exp(−2π²σ² k/(k+1)) of KLS21 Theorem 1."""
+    """τ = 10 Σ_{k=1}^{n−1} exp(−2π²σ² k/(k+1)) of KLS21 Theorem 1.
+
+    Parameters
+    ----------
+    sigma_client : float
+        σ_c of each client's discrete Gaussian share.
+    clients : int
+        n, the shares summed.
+
+    Returns
+    -------
+    float
+        τ (0 for fewer than two clients).
+    """
     n = int(clients)
     if n < 2:
         return 0.0
@@ -309,7 +199,23 @@ def kls21_tau(sigma_client: float, clients: int) -> float:
 
 
 def zcdp_epsilon(rho: float, delta: float) -> float:
-    """ε of ρ-zCDP at δ: min over α > 1 of αρ + (ln(1/δ) + (α−1)ln(1−1/α) − ln α)/(α−1)."""
+    """ε of ρ-zCDP at δ: min over α > 1 of αρ + (ln(1/δ) + (α−1)ln(1−1/α) − ln α)/(α−1).
+
+    The conversion of Canonne, Kamath & Steinke 2020, minimized on a fine grid of α (any
+    α gives a valid bound).
+
+    Parameters
+    ----------
+    rho : float
+        ρ ≥ 0.
+    delta : float
+        δ in (0, 1).
+
+    Returns
+    -------
+    float
+        ε ≥ 0.
+    """
     a = _ALPHAS
     vals = a * rho + (math.log(1.0 / delta) + (a - 1.0) * np.log1p(-1.0 / a) - np.log(a)) / (
         a - 1.0)
@@ -318,8 +224,31 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
 
 def distributed_gaussian_epsilon(sigma_client: float, clients: int, sensitivity: float,
                                  delta: float) -> float:
-    """ε at δ of the sum of ``clients`` shares N_Z(0, σ_c²) for an integer sum with
-    sensitivity Δ (KLS21 Theorem 1, one dimension, then zCDP → (ε, δ))."""
+    """ε at δ of the sum of ``clients`` shares N_Z(0, σ_c²) for an integer sum.
+
+    KLS21 Theorem 1 in one dimension, then zCDP → (ε, δ) (:func:`zcdp_epsilon`).
+
+    Parameters
+    ----------
+    sigma_client : float
+        σ_c of each share, ≥ 1/2.
+    clients : int
+        Shares summed.
+    sensitivity : float
+        Δ of the integer sum, in grid steps.
+    delta : float
+        δ in (0, 1).
+
+    Returns
+    -------
+    float
+        ε.
+
+    Raises
+    ------
+    ParameterError
+        For σ_c below 1/2, where the theorem does not apply.
+    """
     s, n, sens = float(sigma_client), int(clients), float(sensitivity)
     if s < 0.5:
         raise ParameterError("KLS21's bound needs a per-client σ of at least 1/2")
@@ -364,10 +293,19 @@ class DistributedNoise:
     """Noise shares planned so that the sum over ``planned_clients`` clients meets
     (ε, δ) for an integer statistic of sensitivity ``sensitivity`` (grid steps).
 
-    ``planned_clients`` counts the shares the adversary does not know: under secure
-    aggregation, the honest survivors, not every client.
-
-    ``per_client`` is the per-client variance (Skellam) or σ_c (discrete Gaussian).
+    Attributes
+    ----------
+    family : str
+        ``"skellam"`` or ``"gaussian"`` (:data:`FAMILIES`).
+    per_client : float
+        The per-client variance (Skellam) or σ_c (discrete Gaussian).
+    planned_clients : int
+        The shares the adversary does not know: under secure aggregation, the honest
+        survivors, not every client.
+    sensitivity : int
+        Δ of the integer sum, in grid steps.
+    epsilon, delta : float
+        The guarantee of ``planned_clients`` shares.
     """
 
     family: str
@@ -379,6 +317,7 @@ class DistributedNoise:
 
     @property
     def label(self) -> str:
+        """The family's name for people."""
         return "Skellam" if self.family == "skellam" else "discrete Gaussian"
 
     def client_variance(self) -> float:
@@ -471,6 +410,7 @@ class DistributedNoise:
         return float(min(1.0, 2.0 * math.exp(-(h + 1) ** 2 / (2.0 * var))))
 
     def to_dict(self) -> dict:
+        """The plan as a JSON-ready dictionary."""
         return {"family": self.family, "per_client": self.per_client,
                 "planned_clients": self.planned_clients, "sensitivity": self.sensitivity,
                 "epsilon": self.epsilon, "delta": self.delta}
@@ -488,6 +428,27 @@ def calibrate_noise(family: str, sensitivity: int, epsilon: float, delta: float,
 
     Skellam: the total variance from the exact δ, with the Poisson cut's total variation
     taken out of the δ budget first. Gaussian: σ_c from KLS21 Theorem 1.
+
+    Parameters
+    ----------
+    family : str
+        ``"skellam"`` or ``"gaussian"``.
+    sensitivity : int
+        Δ of the integer sum, in grid steps.
+    epsilon, delta : float
+        The guarantee; δ > 0.
+    clients : int
+        The shares the guarantee rests on (the honest survivors), ≥ 1.
+
+    Returns
+    -------
+    DistributedNoise
+
+    Raises
+    ------
+    ParameterError
+        For a bad family, ε, δ or number of clients, or a δ too small for the shares'
+        sampling error.
     """
     eps = validate_epsilon(epsilon)
     d = validate_delta(delta, required=True)

@@ -47,6 +47,11 @@ What is simplified, and what a deployment does instead:
   key with Shamir's scheme among its neighbours; the server reconstructs one or the other
   from any t surviving neighbours. Here reconstruction is modelled as "revealed if at
   least t of the client's neighbours survived", without the shares.
+
+One protocol, one module (a little over 600 lines): masking, the reveal and unmasking
+share the masking graph's edge arithmetic; the PRFs and the sparse graph's sizing live
+apart (:mod:`~dpstudio.engine.distributed.prf`,
+:mod:`~dpstudio.engine.distributed.sparse_graph`).
 """
 
 from __future__ import annotations
@@ -117,13 +122,27 @@ def _seeds(count: int, source: Source) -> np.ndarray:
 @dataclass
 class Reveal:
     """What the survivors reveal to the server: the self-mask seeds of the survivors, and
-    the seeds of the edges between a dropped client and a survivor."""
+    the seeds of the edges between a dropped client and a survivor.
 
-    self_clients: np.ndarray  # survivors' ids
-    self_seeds: np.ndarray  # (len(self_clients), 32) uint8
-    edges: np.ndarray  # edge ids
-    edge_seeds: np.ndarray  # (len(edges), 32) uint8
-    survivor_adds: np.ndarray  # bool: the surviving end added +PRF(s_e) (else subtracted)
+    Attributes
+    ----------
+    self_clients : numpy.ndarray
+        The survivors' ids.
+    self_seeds : numpy.ndarray
+        Their self-mask seeds, (len(self_clients), 32) uint8.
+    edges : numpy.ndarray
+        Ids of the edges joining a dropped client and a survivor.
+    edge_seeds : numpy.ndarray
+        Their seeds, (len(edges), 32) uint8.
+    survivor_adds : numpy.ndarray
+        bool per edge: the surviving end added +PRF(s_e) (else it subtracted it).
+    """
+
+    self_clients: np.ndarray
+    self_seeds: np.ndarray
+    edges: np.ndarray
+    edge_seeds: np.ndarray
+    survivor_adds: np.ndarray
 
 
 @dataclass
@@ -137,6 +156,33 @@ class SecAggSession:
     the client at p adds the edge's mask, the other subtracts it. The complete graph
     (``order`` the identity) takes every offset up to ⌊(n − 1)/2⌋ and, for even n, the
     n/2 "diameters" e = n·h + p joining p and p + n/2, p < n/2.
+
+    Attributes
+    ----------
+    n : int
+        Clients.
+    bits : int
+        Messages are integers modulo 2^bits.
+    dim : int
+        Integers per client's vector.
+    prf : str
+        The PRF expanding seeds into masks (:data:`PRFS`).
+    graph : str
+        ``"complete"`` or ``"harary"``.
+    degree : int
+        Neighbours per client (n − 1 for the complete graph).
+    threshold : int
+        Surviving neighbours needed to recover a client's masks.
+    order : numpy.ndarray
+        Position → client on the circle.
+    self_seeds : numpy.ndarray
+        (n, 32) uint8 self-mask seeds.
+    agreement_key : bytes
+        K: edge seeds are s_e = AES-256_K(2e ‖ 2e+1) (the simulated key agreement).
+    corrupt_fraction : float
+        Fraction of clients that may collude with the server (sizes the sparse graph).
+    dropout_fraction : float
+        Fraction of dropouts the sparse graph was sized for.
     """
 
     n: int
@@ -158,6 +204,7 @@ class SecAggSession:
 
     @property
     def modulus(self) -> int:
+        """q = 2^bits."""
         return 1 << self.bits
 
     @property
@@ -175,6 +222,7 @@ class SecAggSession:
 
     @property
     def n_edges(self) -> int:
+        """Edges of the masking graph."""
         return self.n * self.half + self._diameters
 
     # ------------------------------------------------------------------ edges and seeds
@@ -499,11 +547,40 @@ def setup_session(n: int, bits: int, dim: int, source: Source, prf: str = DEFAUL
     """Draw the masking graph and the seeds of one aggregation round (simulating the key
     agreement).
 
-    ``graph``: ``"complete"``, ``"harary"`` or ``"auto"`` (complete up to
-    :data:`SPARSE_ABOVE` clients, and whenever the sparse graph would need degree n − 1).
-    The Harary degree and threshold come from :func:`sparse_graph_parameters` for
-    ``corrupt_fraction`` and ``dropout_fraction`` unless given (``degree`` even,
-    2 ≤ degree < n; default threshold ⌊degree/2⌋ + 1 when the degree is given).
+    Parameters
+    ----------
+    n : int
+        Clients, ≥ 2.
+    bits : int
+        Messages are integers modulo 2^bits, 1 ≤ bits ≤ 64.
+    dim : int
+        Integers per client's vector, ≥ 1.
+    source : Source
+        Randomness of the seeds, the key and the sparse graph's relabelling.
+    prf : str
+        The PRF expanding seeds into masks (:data:`PRFS`).
+    threshold : int, optional
+        Surviving neighbours needed to recover a client's masks; by default ⌊n/2⌋ + 1
+        (complete), the sparse graph's own, or ⌊degree/2⌋ + 1 when ``degree`` is given.
+    graph : str
+        ``"complete"``, ``"harary"`` or ``"auto"`` (complete up to :data:`SPARSE_ABOVE`
+        clients, and whenever the sparse graph would need degree n − 1).
+    degree : int, optional
+        The Harary degree (even, 2 ≤ degree < n); by default from
+        :func:`sparse_graph_parameters` for ``corrupt_fraction`` and
+        ``dropout_fraction``.
+    corrupt_fraction, dropout_fraction : float
+        The security targets the sparse graph is sized for.
+
+    Returns
+    -------
+    SecAggSession
+
+    Raises
+    ------
+    ParameterError
+        For a bad size, modulus, PRF, graph, degree or threshold, or when no sparse graph
+        meets the targets with ``graph="harary"``.
     """
     n, bits, dim = int(n), int(bits), int(dim)
     if n < 2:

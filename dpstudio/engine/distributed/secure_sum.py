@@ -37,7 +37,7 @@ registry name: ``secagg_gaussian`` or ``skellam``.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -50,9 +50,11 @@ from dpstudio.engine.calibration import (
 )
 from dpstudio.engine.distributed import encoding, secagg
 from dpstudio.engine.distributed.noise import DistributedNoise, calibrate_noise
+from dpstudio.engine.distributed.result import SecureSumResult
 from dpstudio.engine.entry import DELTA, EPSILON, MechanismInfo, Param, entry_named
 from dpstudio.engine.errors import ParameterError, QueryError
 from dpstudio.engine.rng import Source
+from dpstudio.jobs import State, check, scaled
 
 __all__ = [
     "ENTRIES",
@@ -68,56 +70,9 @@ QUERIES = ("sum", "mean")
 # Largest modulus: 2^62 keeps every intermediate sum of two residues inside uint64.
 _MAX_MODULUS_BITS = 62
 _OVERFLOW_TARGET = 2.0**-40
-
-
-@dataclass
-class SecureSumResult:
-    """A secure-aggregation sum (or mean) with its privacy and utility figures.
-
-    ``value`` is None in plan mode. ``stderr`` and ``error_bound`` are in value units and
-    data-independent: stderr is an upper bound (rounding counted at its worst, n/4 steps²)
-    and P(|error| > error_bound) ≤ 1 − confidence rigorously (noise tail + Bernstein for
-    rounding). ``central_stderr`` is the standard error of the central discrete Gaussian
-    meeting the same (ε, δ) on the same grid, for comparison. ``noise_variance`` is the
-    variance of the noise in the released value (all survivors' shares);
-    ``honest_noise_variance`` that of the ``honest_clients`` shares the guarantee rests on.
-    """
-
-    mechanism: str
-    query: str
-    value: float | None
-    stderr: float
-    error_bound: float
-    confidence: float
-    epsilon: float
-    delta: float
-    n: int
-    n_clients: int
-    dropouts: int
-    max_dropouts: int
-    messages_per_user: int
-    bits_per_message: int
-    precision: int
-    noise: str
-    noise_variance: float
-    central_stderr: float
-    overflow_probability: float
-    simulated: bool
-    source: str = ""
-    clamped: int = 0
-    missing_count: int = 0  # analyst-only, like clamped
-    accounting: str = ""
-    notes: list[str] = field(default_factory=list)
-    # Threat model the noise was planned for (module doc): ⌊γn⌋ colluding clients, the
-    # H = n − ⌊γn⌋ − max_dropouts honest survivors whose shares alone give (ε, δ), and the
-    # variance of those H shares (value units; ``noise_variance`` is that of all survivors).
-    corrupt_fraction: float = 0.0
-    corrupt_clients: int = 0
-    honest_clients: int = 0
-    honest_noise_variance: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+# Share of a run's progress reached once the noise is planned and the shares drawn: the
+# masking round (O(n·degree) PRF blocks) is the rest.
+_PREPARED = 0.1
 
 
 def corrupt_clients(n: int, corrupt_fraction: float) -> int:
@@ -126,6 +81,17 @@ def corrupt_clients(n: int, corrupt_fraction: float) -> int:
     γn is rounded to 9 decimals first, so that a fraction typed in decimal counts the
     clients it means (0.29 × 100 is 28.999999999999996 in binary floating point: 29
     colluders, not 28) — the pessimistic side.
+
+    Parameters
+    ----------
+    n : int
+        Clients.
+    corrupt_fraction : float
+        γ in [0, 0.5).
+
+    Returns
+    -------
+    int
     """
     return int(math.floor(round(float(corrupt_fraction) * int(n), 9)))
 
@@ -172,7 +138,34 @@ class NoisePlan:
 
 
 class SecureSumMechanism:
-    """What the ``secagg_gaussian`` and ``skellam`` registry entries build."""
+    """What the ``secagg_gaussian`` and ``skellam`` registry entries build.
+
+    Parameters
+    ----------
+    name : str
+        The registry entry.
+    family : str
+        The shares' family: ``"gaussian"`` or ``"skellam"``.
+    epsilon, delta : float
+        The guarantee; δ > 0.
+    max_dropouts : int
+        Dropouts the noise is planned for, declared in advance.
+    precision_bits : int
+        Bits of the value grid; 0 chooses them from (ε, δ).
+    modulus_bits : int
+        Bits of the message modulus; 0 chooses the smallest safe one.
+    prf : str
+        The mask PRF.
+    corrupt_fraction : float
+        γ in [0, 0.5): clients that may collude with the server.
+    confidence : float
+        Level of the error bound, in (0, 1).
+
+    Raises
+    ------
+    ParameterError
+        For a value out of range.
+    """
 
     def __init__(self, name: str, family: str, epsilon: float, delta: float,
                  max_dropouts: int = 0, precision_bits: int = 0, modulus_bits: int = 0,
@@ -206,6 +199,7 @@ class SecureSumMechanism:
 
     @property
     def precision(self) -> int:
+        """p = 2^precision_bits grid steps across the bounds."""
         return 1 << self.precision_bits
 
     # --------------------------------------------------------------------- planning
@@ -315,24 +309,60 @@ class SecureSumMechanism:
 
     # ----------------------------------------------------------------------- running
 
-    def run(self, values, bounds, source: Source, dropouts: int = 0, query: str = "sum"
-            ) -> SecureSumResult:
-        """Simulate the protocol on ``values``: encode, noise, mask, drop, unmask, decode."""
+    def run(self, values, bounds, source: Source, dropouts: int = 0, query: str = "sum",
+            state: State | None = None) -> SecureSumResult:
+        """Simulate the protocol on ``values``: encode, noise, mask, drop, unmask, decode.
+
+        Parameters
+        ----------
+        values : array_like
+            One value per client (missing ones sent as the middle of the bounds).
+        bounds : tuple of float
+            Declared (lower, upper); values outside are clamped.
+        source : Source
+            Randomness of the rounding, the shares, the seeds and the dropouts.
+        dropouts : int
+            Clients, drawn at random, that drop out after masking.
+        query : str
+            ``"sum"`` or ``"mean"``.
+        state : State, optional
+            The job's state (:mod:`dpstudio.jobs`): cancellation checked before each
+            stage and before every chunk of the masking round, progress reported through
+            it (the round, :meth:`~.secagg.SecAggSession.aggregate`, is the long part).
+            The random stream is the same with or without a state.
+
+        Returns
+        -------
+        SecureSumResult
+            The noisy sum (or mean) of the survivors, in value units.
+
+        Raises
+        ------
+        ParameterError
+            For more dropouts than planned, or too few clients for the noise.
+        Cancelled
+            If ``state`` is cancelled.
+        """
+        check(state)
         enc = encoding.encode_values(values, bounds, self.precision, source)
         n = enc.n
         plan = self.plan_noise(n)
         # The simulation knows the dropouts in advance; the protocol would find out after
         # masking and refuse to unmask then. Refusing first draws nothing.
         self.check_dropouts(plan, dropouts)
+        check(state)
         noise, bits, max_drop = plan.noise, plan.modulus_bits, plan.max_dropouts
         session = secagg.setup_session(n, bits, 1, source, self.prf,
                                        corrupt_fraction=self.corrupt_fraction,
                                        dropout_fraction=max_drop / n)
         noisy = enc.steps + noise.shares(n, source)
-        messages = session.mask(noisy)
+        # The round takes the survivors up front; masking draws nothing from the source, so
+        # drawing them before it changes no random draw.
         order = sampling.permutation(n, source)
         survivors = np.sort(order[int(dropouts):])
-        total = int(session.unmask_sum(survivors, messages[survivors])[0])
+        if state is not None:
+            state.progress(_PREPARED, "noise shares drawn")
+        total = int(session.aggregate(noisy, survivors, scaled(state, _PREPARED, 1.0))[0])
         s = survivors.size
         q = session.modulus
         center = s * self.precision // 2
@@ -387,16 +417,51 @@ def _mechanism(mechanism: str, epsilon: float, delta: float, params: dict[str, A
 
 
 def run_secure_sum(values, bounds, mechanism: str, epsilon: float, delta: float,
-                   source: Source, dropouts: int = 0, query: str = "sum", **params: Any
-                   ) -> SecureSumResult:
+                   source: Source, dropouts: int = 0, query: str = "sum", *,
+                   state: State | None = None, **params: Any) -> SecureSumResult:
     """Simulate secure aggregation with distributed noise on a real column.
 
-    ``mechanism`` is ``secagg_gaussian`` or ``skellam``; ``params`` are the entry's
-    parameters (``max_dropouts``, ``precision_bits``, ``modulus_bits``, ``prf``,
-    ``corrupt_fraction``) and ``confidence``. ``dropouts`` clients, drawn at random, drop
-    out after masking; more than the declared ``max_dropouts`` is refused
-    (ParameterError, stating the weaker ε the remaining noise gives), since the shares
-    were drawn for the planned number.
+    ``dropouts`` clients, drawn at random, drop out after masking; more than the declared
+    ``max_dropouts`` is refused (ParameterError, stating the weaker ε the remaining noise
+    gives), since the shares were drawn for the planned number.
+
+    Parameters
+    ----------
+    values : array_like
+        One value per client (every row is a client; missing values are sent as the
+        middle of the bounds).
+    bounds : tuple of float
+        Declared (lower, upper).
+    mechanism : str
+        ``secagg_gaussian`` or ``skellam``.
+    epsilon, delta : float
+        The guarantee, against a server colluding with the declared fraction of clients.
+    source : Source
+        The random source (a seeded one marks the result simulated).
+    dropouts : int
+        Clients that drop out after masking.
+    query : str
+        ``"sum"`` or ``"mean"``.
+    state : State, optional
+        The job's state (:mod:`dpstudio.jobs`): progress through the masking round and
+        cancellation before each of its chunks; the result is the same without one.
+    **params
+        The entry's parameters (``max_dropouts``, ``precision_bits``, ``modulus_bits``,
+        ``prf``, ``corrupt_fraction``) and ``confidence``.
+
+    Returns
+    -------
+    SecureSumResult
+        The noisy sum (or mean) with its privacy and utility figures.
+
+    Raises
+    ------
+    QueryError
+        For a query other than a sum or mean, or too few survivors to unmask.
+    ParameterError
+        For a bad parameter or more dropouts than planned.
+    Cancelled
+        If ``state`` is cancelled.
     """
     if query not in QUERIES:
         raise QueryError(f"secure aggregation answers {', '.join(QUERIES)}; got {query!r}")
@@ -404,12 +469,42 @@ def run_secure_sum(values, bounds, mechanism: str, epsilon: float, delta: float,
     d = int(dropouts)
     if d < 0:
         raise ParameterError(f"dropouts must be ≥ 0, got {dropouts}")
-    return mech.run(values, bounds, source, dropouts=d, query=query)
+    return mech.run(values, bounds, source, dropouts=d, query=query, state=state)
 
 
 def plan_secure_sum(n: int, bounds, mechanism: str, epsilon: float, delta: float,
                     dropouts: int = 0, query: str = "sum", **params: Any) -> SecureSumResult:
-    """The report of :func:`run_secure_sum` for n clients, without data or simulation."""
+    """The report of :func:`run_secure_sum` for n clients, without data or simulation.
+
+    Parameters
+    ----------
+    n : int
+        Clients (every row of a column is one).
+    bounds : tuple of float
+        Declared (lower, upper).
+    mechanism : str
+        ``secagg_gaussian`` or ``skellam``.
+    epsilon, delta : float
+        The guarantee.
+    dropouts : int
+        Clients that would drop out after masking.
+    query : str
+        ``"sum"`` or ``"mean"``.
+    **params
+        The entry's parameters and ``confidence``, as for :func:`run_secure_sum`.
+
+    Returns
+    -------
+    SecureSumResult
+        With ``value`` None.
+
+    Raises
+    ------
+    QueryError
+        For a query other than a sum or mean, or bad bounds.
+    ParameterError
+        For a bad parameter, too few clients, or more dropouts than planned.
+    """
     if query not in QUERIES:
         raise QueryError(f"secure aggregation answers {', '.join(QUERIES)}; got {query!r}")
     lo, hi = encoding.check_bounds(bounds)

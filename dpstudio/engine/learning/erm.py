@@ -56,7 +56,7 @@ from scipy.special import expit
 from dpstudio.engine.accounting.zcdp import zcdp_gaussian, zcdp_to_epsilon
 from dpstudio.engine.additive import IntegerNoise, fine_grid
 from dpstudio.engine.calibration import validate_delta, validate_epsilon
-from dpstudio.engine.checks import bounds_pair, positive
+from dpstudio.engine.checks import bounds_pair, number
 from dpstudio.engine.entry import DELTA, EPSILON, MechanismInfo, Param
 from dpstudio.engine.errors import EngineError, ParameterError, QueryError
 from dpstudio.engine.rng import Source, require_secure
@@ -91,11 +91,29 @@ _NEGATIVE = {"-1", "-1.0", "0", "0.0", "no", "false", "n", "f"}
 # ---------------------------------------------------------------------------- inputs
 
 def _validate_lambda(lam: float) -> float:
-    return positive("λ (regularization)", lam)
+    """λ as a float, finite and > 0, by the engine's one range validator."""
+    return number("λ (regularization)", lam, low=0.0, low_open=True)
 
 
 def binary_labels(values: np.ndarray) -> np.ndarray:
-    """Labels as ±1 floats: −1/1, 0/1, no/yes, false/true (case-insensitive); else QueryError."""
+    """Labels as ±1 floats: −1/1, 0/1, no/yes, false/true (case-insensitive); else QueryError.
+
+    Parameters
+    ----------
+    values : array_like, 1-d
+        The label column: booleans, numbers in {−1, 0, 1}, or text (``1``/``yes``/``true``/
+        ``y``/``t`` positive; ``-1``/``0``/``no``/``false``/``n``/``f`` negative).
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        +1.0 for a positive label, −1.0 for a negative one.
+
+    Raises
+    ------
+    QueryError
+        If the column is not 1-d or holds any other value (missing ones included).
+    """
     arr = np.asarray(values)
     if arr.ndim != 1:
         raise QueryError("the label must be one column")
@@ -118,7 +136,30 @@ def binary_labels(values: np.ndarray) -> np.ndarray:
 def design_matrix(columns: Mapping[str, np.ndarray], features: Sequence[str],
                   bounds: Mapping[str, tuple[float, float]]) -> np.ndarray:
     """Rows with ‖x‖₂ ≤ 1: each feature mapped by its declared bounds to [−1, 1] and
-    clipped, plus a constant intercept feature, all divided by √(d+1)."""
+    clipped, plus a constant intercept feature, all divided by √(d+1).
+
+    Parameters
+    ----------
+    columns : mapping of str to array_like
+        The data's columns by name.
+    features : sequence of str
+        The d feature columns, in the order of the coefficients.
+    bounds : mapping of str to (float, float)
+        Declared (lower, upper) of every feature, in its own units; never read off the
+        data.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (n, d + 1)
+        The normalized design matrix; the last column is the intercept feature 1/√(d+1).
+
+    Raises
+    ------
+    QueryError
+        If no feature is given or one twice, a column or its bounds are missing, the
+        bounds are invalid, a feature is not numeric or has missing (NaN) values, or the
+        columns differ in length.
+    """
     if not features:
         raise QueryError("choose at least one feature")
     if len(set(features)) != len(features):
@@ -153,12 +194,43 @@ def gradient_tolerance(n: int) -> float:
 
     min(1e−9, 1e−4/n), floored at 1e−12: the term 2·g_tol/λ it adds to Δ₂ is at most
     1e−4 of 2/(nλ) up to n = 1e8.
+
+    Parameters
+    ----------
+    n : int
+        Number of records, ≥ 1 (public under replace-one neighbours).
+
+    Returns
+    -------
+    float
+        g_tol, in the units of the gradient of F (normalized feature space).
     """
     return max(min(1e-9, 1e-4 / n), 1e-12)
 
 
 def sensitivity_l2(n: int, lam: float) -> float:
-    """Δ₂ = 2L/(nλ) + 2·g_tol/λ of the certified approximate minimizer."""
+    """Δ₂ = 2L/(nλ) + 2·g_tol/λ of the certified approximate minimizer.
+
+    Chaudhuri, Monteleoni & Sarwate (2011), Cor. 8, plus the solver's certified tolerance
+    (see the module's docstring).
+
+    Parameters
+    ----------
+    n : int
+        Number of records, ≥ 1.
+    lam : float
+        Regularization strength λ > 0.
+
+    Returns
+    -------
+    float
+        The ℓ₂ sensitivity of θ̂ under replace-one, in the normalized feature space.
+
+    Raises
+    ------
+    ParameterError
+        If λ is not finite and positive.
+    """
     lam = _validate_lambda(lam)
     return 2.0 * LIPSCHITZ / (n * lam) + 2.0 * gradient_tolerance(n) / lam
 
@@ -184,7 +256,25 @@ def _gradient_norm_exact(theta, X, y, lam) -> float:
 
 @dataclass(frozen=True)
 class LogisticFit:
-    """The certified approximate minimizer θ̂ of F (normalized feature space)."""
+    """The certified approximate minimizer θ̂ of F (normalized feature space).
+
+    Attributes
+    ----------
+    theta : numpy.ndarray, shape (p,)
+        θ̂; the last coordinate is the intercept feature's.
+    objective : float
+        F(θ̂; D).
+    gradient_norm : float
+        ‖∇F(θ̂)‖₂ computed with compensated sums, at most ``tolerance / 2``.
+    tolerance : float
+        g_tol of :func:`gradient_tolerance`.
+    iterations : int
+        Newton steps taken.
+    n : int
+        Number of records.
+    lam : float
+        λ.
+    """
 
     theta: np.ndarray
     objective: float
@@ -196,7 +286,32 @@ class LogisticFit:
 
 
 def fit_logistic(X: np.ndarray, y: np.ndarray, lam: float) -> LogisticFit:
-    """Damped Newton's method (deterministic), certified to ‖∇F(θ̂)‖₂ ≤ g_tol/2."""
+    """Damped Newton's method (deterministic), certified to ‖∇F(θ̂)‖₂ ≤ g_tol/2.
+
+    Parameters
+    ----------
+    X : numpy.ndarray, shape (n, p)
+        Rows with ‖x‖₂ ≤ 1 (:func:`design_matrix`).
+    y : numpy.ndarray, shape (n,)
+        Labels ±1 (:func:`binary_labels`).
+    lam : float
+        Regularization strength λ > 0.
+
+    Returns
+    -------
+    LogisticFit
+        The minimizer θ̂ and its certificate. It reads the data without noise: never
+        release it as is (:func:`perturb` does).
+
+    Raises
+    ------
+    ParameterError
+        If λ is not finite and positive.
+    QueryError
+        If there are no records.
+    EngineError
+        If the gradient bound cannot be certified (not expected in double precision).
+    """
     lam = _validate_lambda(lam)
     n, p = X.shape
     if n < 1:
@@ -239,6 +354,24 @@ class OutputPerturbation:
 
     ``noise`` is the per-coordinate integer noise (grid units) whose ``sensitivity`` is
     the lattice sensitivity S (ℓ₁ steps for Laplace, ℓ₂ steps for Gaussian).
+
+    Attributes
+    ----------
+    noise : IntegerNoise
+        Per-coordinate integer noise and its grid.
+    dimension : int
+        p, the number of coefficients (features plus intercept).
+    n : int
+        Number of records.
+    lam : float
+        λ.
+    sensitivity_l2, sensitivity_l1 : float
+        Δ₂ and Δ₁ = √p·Δ₂ of θ̂ before snapping, in the normalized feature space (rounded
+        up).
+    epsilon, delta : float
+        The guarantee of the release.
+    rho : float or None
+        The zCDP ρ of the Gaussian form; None for Laplace (δ = 0).
     """
 
     noise: IntegerNoise
@@ -253,6 +386,7 @@ class OutputPerturbation:
 
     @property
     def grid(self) -> float:
+        """The lattice's step g, in the units of θ."""
         return self.noise.grid
 
     @property
@@ -262,6 +396,7 @@ class OutputPerturbation:
 
     @property
     def family(self) -> str:
+        """``"laplace"`` (δ = 0) or ``"gaussian"``."""
         return self.noise.family
 
 
@@ -284,7 +419,35 @@ def _rho_for(epsilon: float, delta: float) -> float:
 
 def calibrate_output_perturbation(dimension: int, n: int, lam: float, epsilon: float,
                                   delta: float = 0.0) -> OutputPerturbation:
-    """Noise for releasing θ̂ ∈ ℝᵖ (p = ``dimension``) fitted on n records with λ."""
+    """Noise for releasing θ̂ ∈ ℝᵖ (p = ``dimension``) fitted on n records with λ.
+
+    Reads no data: the noise depends on p, n, λ, ε and δ only (see the module's
+    docstring for the lattice sensitivity and the zCDP conversion).
+
+    Parameters
+    ----------
+    dimension : int
+        p, the number of coefficients (features plus intercept).
+    n : int
+        Number of records, ≥ 1.
+    lam : float
+        Regularization strength λ > 0.
+    epsilon : float
+        ε > 0.
+    delta : float, optional
+        0 for discrete Laplace noise (pure ε-DP); in (0, 1) for discrete Gaussian noise.
+
+    Returns
+    -------
+    OutputPerturbation
+
+    Raises
+    ------
+    ParameterError
+        If ε, δ or λ is out of range, or ε and δ are too small for any ρ.
+    QueryError
+        If n < 1.
+    """
     eps = validate_epsilon(epsilon)
     d = validate_delta(delta)
     lam = _validate_lambda(lam)
@@ -314,7 +477,26 @@ def calibrate_output_perturbation(dimension: int, n: int, lam: float, epsilon: f
 
 
 def snap(theta: np.ndarray, grid: float) -> np.ndarray:
-    """θ in integer grid steps (round half to even; each coordinate moves ≤ g/2)."""
+    """θ in integer grid steps (round half to even; each coordinate moves ≤ g/2).
+
+    Parameters
+    ----------
+    theta : array_like of float
+        Coefficients, in the units of θ.
+    grid : float
+        The lattice's step g > 0, same units.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        round(θ / g), same shape.
+
+    Raises
+    ------
+    ParameterError
+        If a coordinate is 2**52 steps or more (or not finite), where rounding is no
+        longer exact.
+    """
     steps = np.asarray(theta, dtype=np.float64) / grid
     if not np.all(np.abs(steps) < 2.0 ** 52):
         raise ParameterError("the noise is too fine for these coefficients; lower ε or λ")
@@ -322,7 +504,27 @@ def snap(theta: np.ndarray, grid: float) -> np.ndarray:
 
 
 def perturb(theta: np.ndarray, plan: OutputPerturbation, source: Source) -> np.ndarray:
-    """Snapped θ plus per-coordinate lattice noise, in the units of θ."""
+    """Snapped θ plus per-coordinate lattice noise, in the units of θ.
+
+    Parameters
+    ----------
+    theta : numpy.ndarray, shape (p,)
+        The minimizer θ̂ (:attr:`LogisticFit.theta`).
+    plan : OutputPerturbation
+        The calibrated noise.
+    source : Source
+        Random bits; a release passes a :class:`~dpstudio.engine.rng.SecureSource`.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (p,)
+        The noisy coefficients, on the lattice gℤᵖ.
+
+    Raises
+    ------
+    ParameterError
+        As :func:`snap`.
+    """
     k = snap(theta, plan.grid) + plan.noise.sample(theta.size, source)
     return k.astype(np.float64) * plan.grid
 
@@ -338,6 +540,40 @@ class ModelRelease:
     valid within the bounds: logit P(y = 1 | x) = intercept + Σⱼ coefficientⱼ·xⱼ (values
     outside their bounds are clipped to them first). ``utility`` is for the analyst only
     (it reads the data without noise) and is never part of :meth:`to_dict`/:meth:`to_table`.
+
+    Attributes
+    ----------
+    mechanism : str
+        ``"dp_erm_logistic"``.
+    features : tuple of str
+        The d features, in the order of the coefficients.
+    bounds : tuple of (float, float)
+        Declared bounds of each feature.
+    theta : numpy.ndarray, shape (d + 1,)
+        The released coefficients in the normalized space.
+    epsilon, delta : float
+        The guarantee.
+    rho : float or None
+        zCDP ρ of the Gaussian form; None for Laplace.
+    noise_family : str
+        ``"laplace"`` or ``"gaussian"``.
+    noise_scale : float
+        Per-coordinate Laplace b or Gaussian σ, in the units of θ.
+    grid : float
+        The lattice's step, in the units of θ.
+    sensitivity_l2, sensitivity_l1 : float
+        Δ₂ and Δ₁ of θ̂ before snapping.
+    n : int
+        Number of records (public).
+    lam : float
+        λ.
+    calibration : str
+        How the noise was calibrated, for reports.
+    simulated : bool
+        True when drawn by :func:`simulate_logistic` (not a release).
+    utility : dict
+        Analyst-only diagnostics read off the data without noise (excess empirical risk,
+        objectives, accuracies, gradient norm, Newton steps).
     """
 
     mechanism: str
@@ -367,6 +603,7 @@ class ModelRelease:
 
     @property
     def intercept(self) -> float:
+        """The intercept in the units of the declared features (logit scale)."""
         root = math.sqrt(self.theta.size)
         shift = sum(t * (2.0 * lo / (hi - lo) + 1.0)
                     for t, (lo, hi) in zip(self.theta[:-1], self.bounds, strict=True))
@@ -378,13 +615,36 @@ class ModelRelease:
         return rows + [(INTERCEPT, self.intercept)]
 
     def decision_function(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
-        """The logit on new rows (features clipped to their bounds)."""
+        """The logit on new rows (features clipped to their bounds).
+
+        Parameters
+        ----------
+        columns : mapping of str to array_like
+            Columns holding at least the model's features.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (n,)
+            logit P(y = 1 | x) for each row.
+
+        Raises
+        ------
+        QueryError
+            As :func:`design_matrix`.
+        """
         X = design_matrix(columns, self.features, dict(zip(self.features, self.bounds,
                                                            strict=True)))
         return X @ self.theta
 
     def to_dict(self) -> dict:
-        """What an export may publish: coefficients and the guarantee, no data-read utility."""
+        """What an export may publish: coefficients and the guarantee, no data-read utility.
+
+        Returns
+        -------
+        dict
+            JSON-ready: ``coefficients`` (feature, coefficient rows), ``normalized_theta``,
+            ``bounds``, the guarantee and the noise's description.
+        """
         return {
             "mechanism": self.mechanism,
             "model": "logistic_regression",
@@ -450,6 +710,41 @@ def release_logistic(frame_columns: Mapping[str, np.ndarray], label: str,
 
     ``delta = 0`` uses discrete Laplace noise (pure ε-DP); ``delta > 0`` discrete Gaussian
     noise with a zCDP → (ε, δ) conversion. Neighbours: one record replaced, n public.
+
+    Parameters
+    ----------
+    frame_columns : mapping of str to array_like
+        The data's columns by name.
+    label : str
+        The binary label column (see :func:`binary_labels`).
+    features : sequence of str
+        The feature columns; not the label.
+    bounds : mapping of str to (float, float)
+        Declared bounds of every feature.
+    epsilon : float
+        ε > 0.
+    delta : float
+        0, or δ in (0, 1).
+    lam : float
+        Regularization strength λ > 0.
+    source : SecureSource
+        The OS CSPRNG.
+
+    Returns
+    -------
+    ModelRelease
+        With ``simulated=False``.
+
+    Raises
+    ------
+    InsecureSourceError
+        If ``source`` is not a :class:`~dpstudio.engine.rng.SecureSource`.
+    ParameterError
+        If ε, δ or λ is out of range.
+    QueryError
+        For a bad label, feature, bound or column (see :func:`design_matrix`).
+    EngineError
+        If the solver cannot certify its tolerance.
     """
     require_secure(source)
     return _run(frame_columns, label, features, bounds, epsilon, delta, lam, source, False)
@@ -458,7 +753,25 @@ def release_logistic(frame_columns: Mapping[str, np.ndarray], label: str,
 def simulate_logistic(frame_columns: Mapping[str, np.ndarray], label: str,
                       features: Sequence[str], bounds: Mapping[str, tuple[float, float]],
                       epsilon: float, delta: float, lam: float, source: Source) -> ModelRelease:
-    """As :func:`release_logistic` with any source (seeded for simulation); not a release."""
+    """As :func:`release_logistic` with any source (seeded for simulation); not a release.
+
+    Parameters
+    ----------
+    frame_columns, label, features, bounds, epsilon, delta, lam
+        As :func:`release_logistic`.
+    source : Source
+        Any source, e.g. a seeded :class:`~dpstudio.engine.rng.SimulationSource`.
+
+    Returns
+    -------
+    ModelRelease
+        With ``simulated=True``.
+
+    Raises
+    ------
+    ParameterError, QueryError, EngineError
+        As :func:`release_logistic`.
+    """
     return _run(frame_columns, label, features, bounds, epsilon, delta, lam, source, True)
 
 
@@ -466,20 +779,63 @@ def simulate_logistic(frame_columns: Mapping[str, np.ndarray], label: str,
 
 @dataclass(frozen=True)
 class LogisticERM:
-    """What ``REGISTRY.get("dp_erm_logistic").build(...)`` returns."""
+    """What ``REGISTRY.get("dp_erm_logistic").build(...)`` returns.
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The guarantee (δ = 0 selects discrete Laplace noise).
+    lam : float
+        Regularization strength λ.
+    """
 
     epsilon: float
     delta: float
     lam: float
 
     def calibrate(self, dimension: int, n: int) -> OutputPerturbation:
+        """:func:`calibrate_output_perturbation` with this entry's ε, δ and λ.
+
+        Parameters
+        ----------
+        dimension : int
+            p, the number of coefficients.
+        n : int
+            Number of records.
+
+        Returns
+        -------
+        OutputPerturbation
+        """
         return calibrate_output_perturbation(dimension, n, self.lam, self.epsilon, self.delta)
 
     def release(self, columns, label, features, bounds, source) -> ModelRelease:
+        """:func:`release_logistic` with this entry's ε, δ and λ.
+
+        Parameters
+        ----------
+        columns, label, features, bounds, source
+            As :func:`release_logistic`.
+
+        Returns
+        -------
+        ModelRelease
+        """
         return release_logistic(columns, label, features, bounds, self.epsilon, self.delta,
                                 self.lam, source)
 
     def simulate(self, columns, label, features, bounds, source) -> ModelRelease:
+        """:func:`simulate_logistic` with this entry's ε, δ and λ.
+
+        Parameters
+        ----------
+        columns, label, features, bounds, source
+            As :func:`simulate_logistic`.
+
+        Returns
+        -------
+        ModelRelease
+        """
         return simulate_logistic(columns, label, features, bounds, self.epsilon, self.delta,
                                  self.lam, source)
 

@@ -38,13 +38,13 @@ from dpstudio.engine.local.base import (
     project_simplex,
 )
 from dpstudio.engine.local.frequency import (
-    HadamardResponse,
     KaryRR,
     OLHReports,
     OptimalLocalHashing,
     RandomizedResponse,
     UnaryEncoding,
 )
+from dpstudio.engine.local.hadamard import HadamardResponse
 from dpstudio.engine.local.mean import DuchiMean, LocalGaussian, LocalLaplace
 from dpstudio.engine.local.sketch import (
     CMSReports,

@@ -68,6 +68,29 @@ class ExactCoin:
 
     ``bounds(prec)`` returns rationals ``lo <= p <= hi`` that tighten to ``p`` as the
     decimal precision ``prec`` grows; ``value`` is ``p`` in floating point (for formulas).
+
+    Parameters
+    ----------
+    bounds : callable
+        ``bounds(prec) -> (lo, hi)``, two :class:`~fractions.Fraction` enclosing ``p``.
+    value : float
+        ``p`` in floating point.
+
+    Attributes
+    ----------
+    bounds : callable
+        As given.
+    value : float
+        As given.
+    t64 : int
+        ``floor(2^64 p)``, certified from the bounds.
+    t32 : numpy.uint32
+        ``floor(2^32 p)``.
+
+    Raises
+    ------
+    RuntimeError
+        If the bounds do not certify ``floor(2^64 p)`` by precision 2^16.
     """
 
     def __init__(self, bounds: Callable[[int], Bounds], value: float) -> None:
@@ -78,7 +101,17 @@ class ExactCoin:
 
     @classmethod
     def rational(cls, p: Fraction) -> ExactCoin:
-        """A coin of rational probability ``p`` (e.g. a float ``p`` given by the user)."""
+        """A coin of rational probability ``p`` (e.g. a float ``p`` given by the user).
+
+        Parameters
+        ----------
+        p : Fraction or float
+            The probability of heads, in (0, 1); a float is taken as the rational it is.
+
+        Returns
+        -------
+        ExactCoin
+        """
         p = Fraction(p)
         return cls(lambda prec: (p, p), float(p))
 
@@ -88,12 +121,40 @@ class ExactCoin:
                          for m in prefixes], dtype=bool)
 
     def from_words32(self, words: np.ndarray, source) -> np.ndarray:
-        """Heads (True) where the uniform whose first 32 bits are ``words`` lies below p."""
+        """Heads (True) where the uniform whose first 32 bits are ``words`` lies below p.
+
+        Parameters
+        ----------
+        words : numpy.ndarray of uint32
+            The first 32 bits of each coin's uniform.
+        source : Source
+            Draws the further bits of a tie (probability 2^-32 each).
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            One coin per word.
+        """
         return self.from_words(words, 32, source)
 
     def from_high_bits(self, words: np.ndarray, bits: int, source) -> np.ndarray:
         """Heads where the uniform whose first ``bits`` bits are the top ``bits`` bits of the
-        uint32 ``words`` is below p (the low bits are left for other uses)."""
+        uint32 ``words`` is below p (the low bits are left for other uses).
+
+        Parameters
+        ----------
+        words : numpy.ndarray of uint32
+            One word per coin.
+        bits : int
+            How many of each word's top bits the coin reads (1..32).
+        source : Source
+            Draws the further bits of a tie (probability 2^-bits each).
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            One coin per word.
+        """
         t = self.t64 >> (64 - bits)
         shift = 32 - bits
         heads = words < np.uint32(t << shift)
@@ -110,6 +171,20 @@ class ExactCoin:
 
         A word below ``floor(2^bits p)`` certifies heads, above it tails; a word equal to it
         (probability ``2^-bits``) draws more bits and is decided exactly.
+
+        Parameters
+        ----------
+        words : numpy.ndarray of uint32
+            Each coin's first ``bits`` bits, as an integer below ``2^bits``.
+        bits : int
+            1..32.
+        source : Source
+            Draws the further bits of a tie.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            One coin per word.
         """
         threshold = np.uint32(self.t64 >> (64 - bits))
         heads = words < threshold
@@ -119,11 +194,37 @@ class ExactCoin:
         return heads
 
     def flip(self, size: int, source) -> np.ndarray:
-        """``size`` independent coins (bool array)."""
+        """``size`` independent coins (bool array).
+
+        Parameters
+        ----------
+        size : int
+            Number of coins.
+        source : Source
+            The random source (32 bits per coin, plus the rare ties).
+
+        Returns
+        -------
+        numpy.ndarray of bool, shape (size,)
+        """
         return self.from_words32(source.uint32(int(size)), source)
 
     def lanes(self, n_words: int, source) -> np.ndarray:
-        """``n_words`` uint64 words whose 64 bits are independent coins (bit = 1: heads)."""
+        """``n_words`` uint64 words whose 64 bits are independent coins (bit = 1: heads).
+
+        Drawn bit-sliced (module docstring), in cache-sized chunks.
+
+        Parameters
+        ----------
+        n_words : int
+            Number of words (64 coins each).
+        source : Source
+            The random source.
+
+        Returns
+        -------
+        numpy.ndarray of uint64, shape (n_words,)
+        """
         n_words = int(n_words)
         out = np.empty(n_words, dtype=np.uint64)
         for start in range(0, n_words, _LANE_CHUNK):  # chunks stay in cache
@@ -172,7 +273,20 @@ class ExactCoin:
         return heads
 
     def bits(self, size: int, source) -> np.ndarray:
-        """``size`` independent coins as uint8 zeros and ones."""
+        """``size`` independent coins as uint8 zeros and ones.
+
+        Parameters
+        ----------
+        size : int
+            Number of coins.
+        source : Source
+            The random source.
+
+        Returns
+        -------
+        numpy.ndarray of uint8, shape (size,)
+            1 for heads.
+        """
         words = self.lanes((int(size) + 63) // 64, source)
         return np.unpackbits(words.view(np.uint8))[: int(size)]
 
@@ -190,6 +304,17 @@ def rr_keep_coin(epsilon: float, others: int) -> ExactCoin:
     With ``others = k − 1`` it is K-ary randomized response's "report the truth" coin;
     with ``others = 1``, binary randomized response's. Cached: certifying the threshold
     costs a few Decimal exponentials.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0 (finite), taken as the exact rational it is.
+    others : int
+        Number of other answers, ≥ 1 (``k − 1`` for K-ary randomized response).
+
+    Returns
+    -------
+    ExactCoin
     """
     eps = Fraction(epsilon)
     value = 1.0 / (1.0 + others * math.exp(-float(epsilon)))
@@ -203,6 +328,20 @@ def uniform_below32(r: int, words: np.ndarray, source) -> np.ndarray:
     on ``[0, r)`` once the products with ``lo < 2^w mod r`` are rejected (redrawn from
     fresh words). ``w = 16`` (the low half of each word, all in uint32 arithmetic) when
     ``r <= 2^16``, else ``w = 32``. Returns uint32 (r <= 2^16) or int64.
+
+    Parameters
+    ----------
+    r : int
+        The range, ``1 <= r <= 2^32``.
+    words : numpy.ndarray of uint32
+        One uniform word per output (only the low 16 bits are read when ``r <= 2^16``).
+    source : Source
+        Draws replacements for the rejected words.
+
+    Returns
+    -------
+    numpy.ndarray of uint32 or int64, shape of ``words``
+        Exactly uniform integers in ``[0, r)``.
     """
     r = int(r)
     if r == 1:
@@ -244,6 +383,17 @@ def _flip_bounds(eps: Fraction, prec: int) -> Bounds:
 
 @functools.lru_cache(maxsize=256)
 def rr_flip_coin(epsilon: float) -> ExactCoin:
-    """The coin ``P(heads) = 1 / (e^ε + 1)``: a binary randomized response's lie."""
+    """The coin ``P(heads) = 1 / (e^ε + 1)``: a binary randomized response's lie.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0 (finite), taken as the exact rational it is.
+
+    Returns
+    -------
+    ExactCoin
+        Cached per ε.
+    """
     eps = Fraction(epsilon)
     return ExactCoin(functools.partial(_flip_bounds, eps), 1.0 / (1.0 + math.exp(float(epsilon))))

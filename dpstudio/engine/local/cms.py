@@ -60,7 +60,7 @@ from dpstudio.engine.local.base import (
     check_values,
     validate_local_epsilon,
 )
-from dpstudio.engine.local.frequency import (
+from dpstudio.engine.local.bits import (
     bit_strings,
     column_counts,
     get_bits,
@@ -164,7 +164,15 @@ def _hash_family(count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 class CMSReports(NamedTuple):
-    """What each CMS user sends: the hash index ``j`` and the packed ±1 vector (1 = +1)."""
+    """What each CMS user sends: the hash index ``j`` and the packed ±1 vector (1 = +1).
+
+    Attributes
+    ----------
+    j : numpy.ndarray of int64, shape (n,)
+        Each user's hash function, in ``0..K−1``.
+    bits : numpy.ndarray of uint8, shape (n, ceil(m/8))
+        Each user's flipped vector, packed (``np.packbits`` order).
+    """
 
     j: np.ndarray  # int64 in [0, K)
     bits: np.ndarray  # (n, m/8) uint8, np.packbits order
@@ -176,9 +184,33 @@ class CMSReports(NamedTuple):
 class CountMeanSketch(FrequencyOracle):
     """Apple's private count-mean sketch over integer keys (codes ``0..k−1`` by default).
 
-    Parameters: ``epsilon``; ``k`` the declared domain size (``None``: an open domain,
-    estimate any keys with :meth:`estimate_keys`); ``hashes`` (K) and ``buckets`` (m);
-    ``debias`` ``"exact"`` or ``"apple"``; ``hash_seed`` selects the public hash family.
+    Parameters
+    ----------
+    epsilon : float
+        The per-user ε, in (0, 700] (each of the two differing entries spends ε/2).
+    k : int, optional
+        The declared domain size; ``None``: an open domain, estimate any keys with
+        :meth:`estimate_keys` (the debiasing is then ``"apple"``).
+    hashes : int
+        ``K``, the number of hash functions, 1..65536.
+    buckets : int
+        ``m``, buckets per hash function (bits per report), 2..2^20.
+    debias : {"exact", "apple"}
+        The debiasing (module docstring); ``"exact"`` needs ``k`` ≤ :data:`EXACT_MAX_K`.
+    hash_seed : int
+        Selects the public hash family.
+
+    Attributes
+    ----------
+    c_eps : float
+        ``(e^{ε/2} + 1)/(e^{ε/2} − 1)``.
+    unit_var : float
+        ``(c_ε² − 1)/4``, each user's variance contribution.
+
+    Raises
+    ------
+    ParameterError
+        For a bad ε, ``k``, ``hashes``, ``buckets`` or ``debias``.
     """
 
     name = "cms"
@@ -212,23 +244,77 @@ class CountMeanSketch(FrequencyOracle):
 
     # -- hashing
     def bucket(self, j, keys) -> np.ndarray:
-        """``h_j(key)`` (vectorized over users: ``j`` and ``keys`` of the same length)."""
+        """``h_j(key)`` (vectorized over users: ``j`` and ``keys`` of the same length).
+
+        Parameters
+        ----------
+        j : array_like of int
+            Hash indices.
+        keys : array_like of uint64
+            Keys below 2^61 − 1.
+
+        Returns
+        -------
+        numpy.ndarray of int64
+            Buckets in ``0..m−1``.
+        """
         j = np.asarray(j, dtype=np.int64)
         return cms_hash(self._a[j], self._b[j], keys, self.buckets)
 
     def bucket_table(self, keys) -> np.ndarray:
-        """``(hashes, len(keys))`` table of ``h_l(key)``."""
+        """``(hashes, len(keys))`` table of ``h_l(key)``.
+
+        Parameters
+        ----------
+        keys : array_like of uint64
+            Keys below 2^61 − 1.
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (hashes, len(keys))
+        """
         keys = np.asarray(keys, dtype=np.uint64)
         return cms_hash(self._a[:, None], self._b[:, None], keys[None, :], self.buckets)
 
     # -- client
     def randomize(self, values, source) -> CMSReports:
+        """Each user's report for a code of the declared domain.
+
+        Parameters
+        ----------
+        values : array_like of int, shape (n,)
+            Codes in ``0..k−1``.
+        source : Source
+            The random source.
+
+        Returns
+        -------
+        CMSReports
+
+        Raises
+        ------
+        QueryError
+            For an open-domain sketch (use :meth:`randomize_keys`) or a code outside
+            ``0..k−1``.
+        """
         if self.k is None:
             raise QueryError("an open-domain sketch randomizes keys: use randomize_keys")
         return self.randomize_keys(code_keys(check_values(values, self.k)), source)
 
     def randomize_keys(self, keys, source) -> CMSReports:
-        """Reports for integer keys (< 2^61 − 1), e.g. word fingerprints."""
+        """Reports for integer keys (< 2^61 − 1), e.g. word fingerprints.
+
+        Parameters
+        ----------
+        keys : array_like of uint64, shape (n,)
+            One key per user.
+        source : Source
+            The random source.
+
+        Returns
+        -------
+        CMSReports
+        """
         keys = np.asarray(keys, dtype=np.uint64)
         n = keys.size
         j = uniform_below32(self.hashes, source.uint32(n), source).astype(np.int64)
@@ -238,14 +324,38 @@ class CountMeanSketch(FrequencyOracle):
 
     # -- server
     def sketch(self, reports: CMSReports) -> np.ndarray:
-        """Apple's sketch matrix ``M`` (hashes × buckets)."""
+        """Apple's sketch matrix ``M`` (hashes × buckets).
+
+        Parameters
+        ----------
+        reports : CMSReports
+            The users' reports.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (hashes, buckets)
+        """
         j = np.asarray(reports.j, dtype=np.int64)
         ones = column_counts(reports.bits, self.buckets, groups=j, n_groups=self.hashes)
         per = np.bincount(j, minlength=self.hashes).astype(np.float64)[:, None]
         return self.hashes * (self.c_eps * (2.0 * ones - per) + per) / 2.0
 
     def raw(self, reports: CMSReports, keys, sketch: np.ndarray | None = None) -> np.ndarray:
-        """``r(key) = (1/K) Σ_l M[l, h_l(key)]`` (expectation ``Σ_d A[key, d] f(d)``)."""
+        """``r(key) = (1/K) Σ_l M[l, h_l(key)]`` (expectation ``Σ_d A[key, d] f(d)``).
+
+        Parameters
+        ----------
+        reports : CMSReports
+            The users' reports (not read when ``sketch`` is given).
+        keys : array_like of uint64
+            The keys to read.
+        sketch : numpy.ndarray, optional
+            :meth:`sketch` of the reports, if already computed.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (len(keys),)
+        """
         M = self.sketch(reports) if sketch is None else sketch
         keys = np.asarray(keys, dtype=np.uint64)
         out = np.zeros(keys.size)
@@ -258,12 +368,48 @@ class CountMeanSketch(FrequencyOracle):
 
     def estimate_keys(self, reports: CMSReports, keys, n: int | None = None,
                       sketch: np.ndarray | None = None) -> np.ndarray:
-        """Apple-debiased count estimates of arbitrary keys (open domains)."""
+        """Apple-debiased count estimates of arbitrary keys (open domains).
+
+        Parameters
+        ----------
+        reports : CMSReports
+            The users' reports.
+        keys : array_like of uint64
+            The keys to estimate.
+        n : int, optional
+            The number of users; by default the number of reports.
+        sketch : numpy.ndarray, optional
+            :meth:`sketch` of the reports, if already computed.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (len(keys),)
+            ``m/(m−1)·(r − n/m)``.
+        """
         n = len(reports) if n is None else int(n)
         m = self.buckets
         return m / (m - 1.0) * (self.raw(reports, keys, sketch) - n / m)
 
     def estimate(self, reports: CMSReports, n: int | None = None) -> np.ndarray:
+        """Count estimates of the declared codes ``0..k−1``, with the chosen debiasing.
+
+        Parameters
+        ----------
+        reports : CMSReports
+            The users' reports.
+        n : int, optional
+            The number of users (apple only); by default the number of reports.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (k,)
+
+        Raises
+        ------
+        QueryError
+            For an open-domain sketch (use :meth:`estimate_keys`), or a hash family that
+            cannot tell two codes apart (exact).
+        """
         if self.k is None:
             raise QueryError("an open-domain sketch estimates keys: use estimate_keys")
         keys = self._domain_keys()
@@ -278,7 +424,18 @@ class CountMeanSketch(FrequencyOracle):
         return self._keys
 
     def collisions(self) -> np.ndarray:
-        """``A[d, d']``: fraction of the hash functions under which codes d, d' collide."""
+        """``A[d, d']``: fraction of the hash functions under which codes d, d' collide.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (k, k)
+            Cached.
+
+        Raises
+        ------
+        QueryError
+            For an open domain, or (exact) a nearly singular ``A``.
+        """
         if self._A is None:
             if self.k is None:
                 raise QueryError("collisions need a declared domain")
@@ -322,6 +479,18 @@ class CountMeanSketch(FrequencyOracle):
         ``(m/(m−1))²`` for apple, ``B[t, t]`` for exact). For apple on a domain of more than
         4096 values the collision term is left out (it is at most ``Σ f·A(1 − A)``, of
         order ``n/m``).
+
+        Parameters
+        ----------
+        n : int
+            The number of users.
+        counts : array_like, shape (k,), optional
+            True (or plug-in) counts, clipped to ``[0, n]``.
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            Shape (k,), or (1,) for an open domain (the data-free term of any key).
         """
         n = float(n)
         if self.k is None:
@@ -350,6 +519,15 @@ class CountMeanSketch(FrequencyOracle):
         different ``d'`` as independent (:func:`code_keys`, word fingerprints), the
         collision term ``Σ_{d'≠d} A[d, d'] f(d')`` has variance
         ``Σ_{d'≠d} f(d')² (1/m)(1 − 1/m)/K``, times ``(m/(m−1))²``.
+
+        Parameters
+        ----------
+        others_sq : array_like
+            ``Σ_{d' ≠ d} f(d')²`` per item (negative values count as 0).
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape of ``others_sq``
         """
         m = self.buckets
         per = (1.0 / m) * (1.0 - 1.0 / m) / self.hashes * (m / (m - 1.0)) ** 2
@@ -361,6 +539,15 @@ class CountMeanSketch(FrequencyOracle):
         Zero for the exact debiasing (unbiased for every family, so its variance given
         the family is already the whole variance); for apple
         :meth:`collision_variance` with the given (true or plug-in) ``counts``.
+
+        Parameters
+        ----------
+        counts : array_like, shape (k,)
+            True or plug-in counts (negative values count as 0).
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (k,)
         """
         f = np.clip(np.asarray(counts, dtype=np.float64), 0.0, None)
         if self.debias == "exact":
@@ -369,7 +556,22 @@ class CountMeanSketch(FrequencyOracle):
 
     def bias(self, counts) -> np.ndarray:
         """Bias of the estimates for true ``counts`` with this (fixed) hash family (0 for
-        exact); its mean over a family drawn per release is 0."""
+        exact); its mean over a family drawn per release is 0.
+
+        Parameters
+        ----------
+        counts : array_like, shape (k,)
+            The true counts.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (k,)
+
+        Raises
+        ------
+        QueryError
+            For apple on an open domain or one above :data:`EXACT_MAX_K` values.
+        """
         f = np.asarray(counts, dtype=np.float64)
         if self.debias == "exact":
             return np.zeros_like(f)

@@ -59,7 +59,30 @@ def _cms(epsilon, k=None, hashes=64, buckets=1024, debias="exact", hash_seed=0, 
 def sfp_from_params(epsilon, hashes=64, buckets=1024, fragment_share=0.5, hash_seed=0,
                     **_) -> SequenceFragmentPuzzle:
     """The sequence-fragment puzzle built from the ``cms`` or ``sfp`` entry's parameters
-    (any ``k`` is ignored: the puzzle's domain is open)."""
+    (any ``k`` is ignored: the puzzle's domain is open).
+
+    Parameters
+    ----------
+    epsilon : float
+        The per-user ε, split between the two sketches.
+    hashes, buckets : int
+        Each sketch's number of hash functions and of buckets.
+    fragment_share : float
+        Share of ε spent on the fragment sketch, in (0, 1).
+    hash_seed : int
+        Selects the public hash families.
+    **_
+        Other entry parameters (``k``, ``debias``), ignored.
+
+    Returns
+    -------
+    SequenceFragmentPuzzle
+
+    Raises
+    ------
+    ParameterError
+        For a bad parameter.
+    """
     return SequenceFragmentPuzzle(epsilon, hashes, buckets, fragment_share,
                                   hash_seed=hash_seed)
 

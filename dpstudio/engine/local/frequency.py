@@ -1,4 +1,4 @@
-"""Frequency oracles: randomized response, K-ary RR, unary encodings, OLH, Hadamard response.
+"""Frequency oracles: randomized response, K-ary RR, unary encodings, OLH (and HR).
 
 Each is a *pure* protocol in the sense of Wang, Blocki, Li & Jha (2017, "Locally
 Differentially Private Protocols for Frequency Estimation", USENIX Security): a report
@@ -22,7 +22,11 @@ for true count ``c`` adds ``c (1 − p − q)/(p − q)``; it vanishes only for 
 SUE (``p + q = 1``) — so Bellet's K-RR formula ``(k−2+e^ε)/(n(e^ε−1)²)`` for frequencies
 is exact for rare values, an under-estimate for frequent ones when ``k > 2``.
 
-All coins are exact (:mod:`dpstudio.engine.local._coins`).
+Hadamard response (HR) lives with the transform its server runs in
+:mod:`~dpstudio.engine.local.hadamard` and is re-exported here, so this module's names
+are the pure frequency oracles; the unary encodings' packed bit matrices are in
+:mod:`~dpstudio.engine.local.bits`. All coins are exact
+(:mod:`dpstudio.engine.local._coins`).
 """
 
 from __future__ import annotations
@@ -47,6 +51,16 @@ from dpstudio.engine.local.base import (
     check_values,
     validate_local_epsilon,
 )
+from dpstudio.engine.local.bits import (
+    bit_strings,
+    column_counts,
+    get_bits,
+    pattern_keys,
+    random_bit_matrix,
+    row_keys,
+    set_bits,
+)
+from dpstudio.engine.local.hadamard import HadamardResponse
 
 __all__ = [
     "HadamardResponse",
@@ -58,11 +72,8 @@ __all__ = [
     "olh_default_g",
 ]
 
-_S32 = np.uint64(32)
 # Largest packed bit matrix a unary encoding builds at once (bytes).
 _MAX_UE_BYTES = 1 << 31
-# Rows of a bit matrix randomized per chunk (keeps the coin's working set ~16 MB).
-_CHUNK_BYTES = 1 << 24
 
 
 # ------------------------------------------------------------------ shared client steps
@@ -90,88 +101,6 @@ def krr_perturb(x: np.ndarray, k: int, keep: ExactCoin, source) -> np.ndarray:
     return np.where(kept, x, u)
 
 
-def random_bit_matrix(rows: int, width: int, coin: ExactCoin, source) -> np.ndarray:
-    """A ``(rows, ceil(width/8))`` packed uint8 matrix (``np.packbits`` order) of i.i.d.
-    exact coins; padding bits past ``width`` are 0."""
-    nb = (width + 7) // 8
-    out = np.empty((rows, nb), dtype=np.uint8)
-    step = max(1, _CHUNK_BYTES // nb)
-    for start in range(0, rows, step):
-        stop = min(rows, start + step)
-        nbytes = (stop - start) * nb
-        words = coin.lanes((nbytes + 7) // 8, source)
-        out[start:stop] = words.view(np.uint8)[:nbytes].reshape(stop - start, nb)
-    if width % 8:
-        out[:, -1] &= np.uint8((0xFF << (8 - width % 8)) & 0xFF)
-    return out
-
-
-def set_bits(matrix: np.ndarray, cols: np.ndarray, bits: np.ndarray) -> None:
-    """Set bit ``cols[i]`` of row ``i`` of a packed matrix to ``bits[i]`` (in place)."""
-    rows = np.arange(matrix.shape[0])
-    byte = cols >> 3
-    mask = (np.uint8(0x80) >> (cols & 7).astype(np.uint8)).astype(np.uint8)
-    cur = matrix[rows, byte]
-    matrix[rows, byte] = (cur & ~mask) | (mask * bits.astype(np.uint8))
-
-
-def get_bits(matrix: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """Bit ``cols[i]`` of row ``i`` of a packed matrix (uint8 0/1)."""
-    rows = np.arange(matrix.shape[0])
-    return (matrix[rows, cols >> 3] >> (7 - (cols & 7)).astype(np.uint8)) & np.uint8(1)
-
-
-def column_counts(matrix: np.ndarray, width: int, groups: np.ndarray | None = None,
-                  n_groups: int = 1) -> np.ndarray:
-    """Number of rows with each bit ``0..width−1`` set, from a packed matrix.
-
-    Rows are unpacked a few thousand at a time and summed in uint16 (no overflow below
-    65,536 rows). With ``groups`` (an int per row in ``0..n_groups−1``) the counts are per
-    group, shape ``(n_groups, width)``: rows are first sorted by group.
-    """
-    rows = matrix.shape[0]
-    if groups is not None:
-        g = np.asarray(groups, dtype=np.int64)
-        order = np.argsort(g, kind="stable")
-        matrix = matrix[order]
-        bounds = np.searchsorted(g[order], np.arange(n_groups + 1))
-    else:
-        bounds = np.array([0, rows])
-    out = np.zeros((n_groups, width), dtype=np.int64)
-    step = int(min(65535, max(1, (1 << 22) // max(width, 1))))
-    for grp in range(n_groups):
-        for start in range(int(bounds[grp]), int(bounds[grp + 1]), step):
-            stop = min(int(bounds[grp + 1]), start + step)
-            bits = np.unpackbits(matrix[start:stop], axis=1, count=width)
-            out[grp] += bits.sum(axis=0, dtype=np.uint16)
-    return out if groups is not None else out[0]
-
-
-def bit_strings(matrix: np.ndarray, width: int) -> np.ndarray:
-    """Each row of a packed matrix as a '0'/'1' string of ``width`` characters."""
-    bits = np.unpackbits(matrix, axis=1, count=width) + np.uint8(ord("0"))
-    return np.ascontiguousarray(bits).view(f"S{width}").reshape(-1).astype(str)
-
-
-def row_keys(matrix: np.ndarray) -> np.ndarray:
-    """One comparable key per row of a packed matrix (an int if it fits 63 bits)."""
-    nb = matrix.shape[1]
-    if nb <= 7:
-        key = np.zeros(matrix.shape[0], dtype=np.int64)
-        for j in range(nb):
-            key = (key << 8) | matrix[:, j].astype(np.int64)
-        return key
-    return np.ascontiguousarray(matrix).view(f"V{nb}").reshape(-1)
-
-
-def pattern_keys(supports: list[np.ndarray]) -> np.ndarray:
-    """Bit ``i`` of the key set where ``supports[i]`` is true."""
-    key = np.zeros(supports[0].shape, dtype=np.int64)
-    for i, s in enumerate(supports):
-        key |= s.astype(np.int64) << i
-    return key
-
-
 def _against(against, k: int) -> list[int]:
     return [int(v) for v in check_values(np.asarray(against), k)]
 
@@ -184,6 +113,23 @@ class KaryRR(PureFrequencyOracle):
 
     Each user reports their value with probability ``e^ε/(e^ε + k − 1)`` and otherwise a
     value uniform among the ``k − 1`` others. Reports: int64 codes; ``log2 k`` bits each.
+
+    Parameters
+    ----------
+    epsilon : float
+        The per-user ε, in (0, 700].
+    k : int
+        The domain size (codes ``0..k−1``), ≥ 2.
+
+    Attributes
+    ----------
+    p, q : float
+        ``e^ε/(e^ε + k − 1)`` and ``1/(e^ε + k − 1)``.
+
+    Raises
+    ------
+    ParameterError
+        For a bad ε or ``k``.
     """
 
     name = "krr"
@@ -199,6 +145,18 @@ class KaryRR(PureFrequencyOracle):
         self.messages_bits = max(1, math.ceil(math.log2(self.k)))
 
     def randomize(self, values, source) -> np.ndarray:
+        """Each user's reported code.
+
+        Parameters
+        ----------
+        values : array_like of int, shape (n,)
+            Codes in ``0..k−1`` (QueryError otherwise).
+        source : Source
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (n,)
+        """
         x = check_values(values, self.k)
         return krr_perturb(x, self.k, self._keep, source)
 
@@ -225,6 +183,19 @@ class RandomizedResponse(KaryRR):
     Each user answers truthfully with probability ``p`` and lies otherwise: ε-LDP with
     ``ε = ln(p/(1−p))``. Give ``p`` in (1/2, 1), or ε (then ``p = e^ε/(1+e^ε)``). The
     proportion of "yes" is estimated by ``Ŷ = (mean(z) + p − 1)/(2p − 1)``.
+
+    Parameters
+    ----------
+    epsilon : float
+        The per-user ε, used when ``p`` is not given.
+    p : float, optional
+        Probability of answering truthfully, in (1/2, 1); ``None`` or 0 derives it from ε.
+        ε is then ``ln(p/(1−p))``, rounded up.
+
+    Raises
+    ------
+    ParameterError
+        For ``p`` outside (1/2, 1) or a bad ε.
     """
 
     name = "rr"
@@ -252,7 +223,23 @@ class RandomizedResponse(KaryRR):
         self.messages_bits = 1
 
     def proportion(self, reports) -> float:
-        """Warner's estimator of the proportion of "yes" (code 1)."""
+        """Warner's estimator of the proportion of "yes" (code 1).
+
+        Parameters
+        ----------
+        reports : array_like of int
+            The 0/1 answers.
+
+        Returns
+        -------
+        float
+            Unbiased, possibly outside [0, 1].
+
+        Raises
+        ------
+        QueryError
+            For no reports.
+        """
         z = np.asarray(reports)
         if z.size == 0:
             raise QueryError("no reports to estimate from")
@@ -270,6 +257,25 @@ class UnaryEncoding(PureFrequencyOracle):
     kept with probability 1/2, each 0 becomes 1 with probability ``1/(e^ε+1)``.
     Reports: packed bit matrix ``(n, ceil(k/8))`` uint8 (``np.packbits`` order, bit ``v``
     of a row is value ``v``); ``k`` bits each.
+
+    Parameters
+    ----------
+    epsilon : float
+        The per-user ε, in (0, 700].
+    k : int
+        The domain size, ≥ 2.
+    optimized : bool
+        True for ``oue``, False for ``sue``.
+
+    Attributes
+    ----------
+    p, q : float
+        Probability that the user's own bit, and any other bit, is reported as 1.
+
+    Raises
+    ------
+    ParameterError
+        For a bad ε or ``k``.
     """
 
     def __init__(self, epsilon: float, k: int, optimized: bool) -> None:
@@ -290,6 +296,19 @@ class UnaryEncoding(PureFrequencyOracle):
             self.p, self.q = self._true.value, self._noise.value
 
     def randomize(self, values, source) -> np.ndarray:
+        """Each user's randomized one-hot vector (QueryError above 2 GiB in all).
+
+        Parameters
+        ----------
+        values : array_like of int, shape (n,)
+            Codes in ``0..k−1`` (QueryError otherwise).
+        source : Source
+
+        Returns
+        -------
+        numpy.ndarray of uint8, shape (n, ceil(k/8))
+            The packed bit matrix.
+        """
         x = check_values(values, self.k)
         nb = (self.k + 7) // 8
         if x.size * nb > _MAX_UE_BYTES:
@@ -332,7 +351,17 @@ _P31_U32 = np.uint32(_P31)
 
 
 class OLHReports(NamedTuple):
-    """What each OLH user sends: the hash seed ``(a, b)`` and the perturbed bucket ``y``."""
+    """What each OLH user sends: the hash seed ``(a, b)`` and the perturbed bucket ``y``.
+
+    Attributes
+    ----------
+    a : numpy.ndarray of uint32
+        In ``[1, P)``, ``P = 2^31 − 1``.
+    b : numpy.ndarray of uint32
+        In ``[0, P)``.
+    y : numpy.ndarray of uint32
+        The reported bucket, in ``[0, g)``.
+    """
 
     a: np.ndarray  # uint32 in [1, P)
     b: np.ndarray  # uint32 in [0, P)
@@ -343,7 +372,18 @@ class OLHReports(NamedTuple):
 
 
 def olh_default_g(epsilon: float) -> int:
-    """Wang et al.'s optimal ``g = e^ε + 1``, rounded: ``round(e^ε) + 1`` (at most 2^16)."""
+    """Wang et al.'s optimal ``g = e^ε + 1``, rounded: ``round(e^ε) + 1`` (at most 2^16).
+
+    Parameters
+    ----------
+    epsilon : float
+        The per-user ε.
+
+    Returns
+    -------
+    int
+        The number of hash buckets.
+    """
     return int(min(round(math.exp(min(epsilon, 12.0))) + 1, 1 << 16))
 
 
@@ -371,6 +411,29 @@ class OptimalLocalHashing(PureFrequencyOracle):
     Aggregation counts the support of every value by re-hashing all users, incrementally
     in ``uint32`` (``(a·(v+1) + b) mod P = (a·v + b) mod P + a mod P``) over user chunks
     that stay in cache: O(n·k) but a few vector operations per (user, value) pair.
+
+    Parameters
+    ----------
+    epsilon : float
+        The per-user ε, in (0, 700].
+    k : int
+        The domain size, ≥ 2.
+    g : int, optional
+        Number of hash buckets, 2..65536; ``None`` or 0: :func:`olh_default_g`.
+
+    Attributes
+    ----------
+    g : int
+        Number of buckets.
+    p, q : float
+        Support probabilities of the user's own value and of any other value.
+    collision : float
+        Exact probability that two distinct values share a bucket under a random seed.
+
+    Raises
+    ------
+    ParameterError
+        For a bad ε, ``k`` or ``g``.
     """
 
     name = "olh"
@@ -398,12 +461,37 @@ class OptimalLocalHashing(PureFrequencyOracle):
         self.messages_bits = 62 + max(1, math.ceil(math.log2(self.g)))
 
     def hash(self, a: np.ndarray, b: np.ndarray, x) -> np.ndarray:
-        """Bucket of value(s) ``x`` under seeds ``(a, b)`` (int64 in ``0..g−1``)."""
+        """Bucket of value(s) ``x`` under seeds ``(a, b)`` (int64 in ``0..g−1``).
+
+        Parameters
+        ----------
+        a, b : numpy.ndarray of uint32
+            The users' seeds.
+        x : array_like of int
+            Values (broadcast against the seeds).
+
+        Returns
+        -------
+        numpy.ndarray of int64
+            ``floor(((a·x + b) mod (2^31 − 1))·g / 2^31)``.
+        """
         x = np.asarray(x, dtype=np.uint64)
         t = (a.astype(np.uint64) * x + b.astype(np.uint64)) % np.uint64(_P31)
         return ((t * np.uint64(self.g)) >> np.uint64(31)).astype(np.int64)
 
     def randomize(self, values, source) -> OLHReports:
+        """Each user's seed and randomized bucket.
+
+        Parameters
+        ----------
+        values : array_like of int, shape (n,)
+            Codes in ``0..k−1`` (QueryError otherwise).
+        source : Source
+
+        Returns
+        -------
+        OLHReports
+        """
         x = check_values(values, self.k)
         a = _uniform_mod_p31(x.size, 1, source)
         b = _uniform_mod_p31(x.size, 0, source)
@@ -411,6 +499,19 @@ class OptimalLocalHashing(PureFrequencyOracle):
         return OLHReports(a, b, y.astype(np.uint32))
 
     def support_counts(self, reports: OLHReports, chunk: int = 1 << 15) -> np.ndarray:
+        """How many reports support each value (the value hashes to the reported bucket).
+
+        Parameters
+        ----------
+        reports : OLHReports
+            The users' reports.
+        chunk : int
+            Users re-hashed at a time.
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (k,)
+        """
         a, b, y = (np.asarray(f) for f in reports)
         counts = np.zeros(self.k, dtype=np.int64)
         for start in range(0, y.size, chunk):
@@ -449,75 +550,3 @@ class OptimalLocalHashing(PureFrequencyOracle):
         return super().describe() | {"k": self.k, "g": self.g, "p": self.p, "q": self.q,
                                      "collision_probability": self.collision,
                                      "hash": "((a·x + b) mod (2^31 − 1))·g >> 31"}
-
-
-# ------------------------------------------------------------------ Hadamard response
-
-
-def fwht(a: np.ndarray) -> np.ndarray:
-    """Fast Walsh–Hadamard transform (Sylvester order): ``T[r] = Σ_y a[y] (−1)^{|r∧y|}``."""
-    a = np.array(a, dtype=np.int64 if a.dtype.kind in "iub" else np.float64)
-    size = a.size
-    h = 1
-    while h < size:
-        v = a.reshape(-1, 2, h)
-        a = np.stack((v[:, 0] + v[:, 1], v[:, 0] - v[:, 1]), axis=1).reshape(size)
-        h *= 2
-    return a
-
-
-class HadamardResponse(PureFrequencyOracle):
-    """Hadamard response (Acharya, Sun & Zhang 2019), single-block form.
-
-    With ``K`` the smallest power of two above ``k``, value ``x`` owns the set ``C_x``
-    of columns ``y`` where row ``x+1`` of the Sylvester–Hadamard matrix ``H_K`` is +1
-    (``|C_x| = K/2``; row 0 is skipped). A user reports ``y`` uniform on ``C_x`` with
-    probability ``e^ε/(e^ε+1)`` and uniform on its complement otherwise: each ``y`` has
-    probability ``2e^ε/(K(e^ε+1))`` or ``2/(K(e^ε+1))``, so ε-LDP. Distinct rows agree on
-    exactly half the columns, so ``q = 1/2``; the server's support counts are one fast
-    Walsh–Hadamard transform of the report histogram. ``log2 K`` bits per report.
-    """
-
-    name = "hadamard"
-    label = "Hadamard response"
-
-    def __init__(self, epsilon: float, k: int) -> None:
-        self.epsilon = validate_local_epsilon(epsilon)
-        self.k = check_domain_size(k)
-        self.K = 1 << self.k.bit_length()  # > k, so rows 1..k exist
-        self.log2K = self.K.bit_length() - 1
-        self._in = rr_keep_coin(self.epsilon, 1)
-        self.p, self.q = self._in.value, 0.5
-        self.messages_bits = self.log2K
-
-    def randomize(self, values, source) -> np.ndarray:
-        x = check_values(values, self.k)
-        words = source.uint64(x.size)
-        inside = self._in.from_words32((words >> _S32).astype(np.uint32), source)
-        y = (words & np.uint64(self.K - 1)).astype(np.int64)  # uniform on [0, K)
-        row = x + 1
-        parity = np.bitwise_count(row & y) & 1  # 0: H[row, y] = +1
-        wrong = parity != (~inside).astype(np.int64)
-        # Flipping a bit of y that is set in row flips the parity: a bijection between
-        # C_x and its complement, so y stays uniform within the chosen side.
-        y[wrong] ^= (row & -row)[wrong]
-        return y
-
-    def support_counts(self, reports) -> np.ndarray:
-        r = np.asarray(reports, dtype=np.int64)
-        hist = np.bincount(r, minlength=self.K)
-        t = fwht(hist)
-        return (r.size + t[1:self.k + 1]) // 2
-
-    def report_keys(self, reports, against=None) -> np.ndarray:
-        r = np.asarray(reports, dtype=np.int64)
-        if against is None:
-            return r
-        return pattern_keys([(np.bitwise_count((v + 1) & r) & 1) == 0
-                             for v in _against(against, self.k)])
-
-    def to_records(self, reports) -> dict[str, np.ndarray]:
-        return {"report": np.asarray(reports, dtype=np.int64)}
-
-    def describe(self):
-        return super().describe() | {"k": self.k, "K": self.K, "p": self.p, "q": self.q}

@@ -51,7 +51,22 @@ def _bounds(bounds) -> tuple[float, float]:
 
 
 def check_numeric_values(values) -> np.ndarray:
-    """``values`` as a finite float64 array; QueryError on NaN, infinities or text."""
+    """``values`` as a finite float64 array; QueryError on NaN, infinities or text.
+
+    Parameters
+    ----------
+    values : array_like
+        Numbers (flattened to 1-D).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (n,)
+
+    Raises
+    ------
+    QueryError
+        For text, NaN or infinities.
+    """
     try:
         v = np.asarray(values, dtype=np.float64).reshape(-1)
     except (TypeError, ValueError):
@@ -67,7 +82,31 @@ def _uniform53(size: int, source) -> np.ndarray:
 
 
 class _GridNoise(MeanOracle):
-    """Clamp, snap to the grid, add exact integer noise: Laplace or Gaussian."""
+    """Clamp, snap to the grid, add exact integer noise: Laplace or Gaussian.
+
+    Parameters
+    ----------
+    epsilon : float
+        The per-user ε, in (0, 700].
+    bounds : tuple of float
+        ``(lower, upper)``, finite with ``lower < upper``; the sensitivity is their width.
+    delta : float
+        The per-user δ (Gaussian only, required > 0; ignored for Laplace).
+
+    Attributes
+    ----------
+    lower, upper : float
+        The bounds.
+    grid : float
+        The power-of-two grid the values are snapped to (value units).
+    noise : IntegerNoise
+        The calibrated noise, in grid steps (:mod:`dpstudio.engine.additive`).
+
+    Raises
+    ------
+    ParameterError
+        For missing or bad bounds, ε or δ.
+    """
 
     family = ""
 
@@ -86,6 +125,25 @@ class _GridNoise(MeanOracle):
         self.messages_bits = 64
 
     def randomize(self, values, source) -> np.ndarray:
+        """Each user's noisy value ``(steps + noise)·grid``.
+
+        Parameters
+        ----------
+        values : array_like of float, shape (n,)
+            Finite numbers; clamped to the bounds.
+        source : Source
+            The random source.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (n,)
+            The reports, in the values' units (multiples of ``grid``).
+
+        Raises
+        ------
+        QueryError
+            For text, NaN or infinities.
+        """
         v = np.clip(check_numeric_values(values), self.lower, self.upper) / self.grid
         base = np.floor(v)
         up = _uniform53(v.size, source) < (v - base)  # unbiased rounding (not a privacy step)
@@ -93,12 +151,44 @@ class _GridNoise(MeanOracle):
         return (steps + self.noise.sample(v.size, source)).astype(np.float64) * self.grid
 
     def estimate(self, reports, n: int | None = None) -> float:
+        """The mean of the reports: unbiased for the mean of the clamped values.
+
+        Parameters
+        ----------
+        reports : array_like of float
+            What :meth:`randomize` returned.
+        n : int, optional
+            The number of users; by default the number of reports.
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        QueryError
+            For no reports.
+        """
         r = np.asarray(reports, dtype=np.float64)
         if r.size == 0:
             raise QueryError("no reports to estimate from")
         return float(r.sum() / (r.size if n is None else n))
 
     def variance(self, n: int, second_moment: float | None = None) -> float:
+        """``(noise variance + grid²/4)/n``: an upper bound by the rounding's ``grid²/4``.
+
+        Parameters
+        ----------
+        n : int
+            The number of users.
+        second_moment : float, optional
+            Ignored (the noise does not depend on the data).
+
+        Returns
+        -------
+        float
+            In squared units of the values.
+        """
         return (self.noise.variance + self.grid**2 / 4.0) / float(n)
 
     def report_keys(self, reports, against=None) -> np.ndarray:
@@ -113,7 +203,20 @@ class _GridNoise(MeanOracle):
 
 
 class LocalLaplace(_GridNoise):
-    """Each user adds exact Laplace noise of scale ``(upper − lower)/ε`` (pure ε-LDP)."""
+    """Each user adds exact Laplace noise of scale ``(upper − lower)/ε`` (pure ε-LDP).
+
+    The noise is discrete Laplace on the grid (the Laplace mechanism of Dwork, McSherry,
+    Nissim & Smith 2006), drawn exactly by :mod:`dpstudio.engine.sampling`.
+
+    Parameters
+    ----------
+    epsilon : float
+        The per-user ε.
+    bounds : tuple of float
+        ``(lower, upper)``.
+    delta : float
+        Ignored: the guarantee is pure ε-LDP.
+    """
 
     name = "local_laplace"
     label = "Local Laplace"
@@ -121,7 +224,20 @@ class LocalLaplace(_GridNoise):
 
 
 class LocalGaussian(_GridNoise):
-    """Each user adds exact Gaussian noise calibrated to ``upper − lower``, ε and δ."""
+    """Each user adds exact Gaussian noise calibrated to ``upper − lower``, ε and δ.
+
+    σ from the analytic Gaussian calibration (Balle & Wang 2018), checked against the
+    discrete Gaussian's exact δ (Canonne, Kamath & Steinke 2020).
+
+    Parameters
+    ----------
+    epsilon : float
+        The per-user ε.
+    bounds : tuple of float
+        ``(lower, upper)``.
+    delta : float
+        The per-user δ, > 0.
+    """
 
     name = "local_gaussian"
     label = "Local Gaussian"
@@ -129,7 +245,30 @@ class LocalGaussian(_GridNoise):
 
 
 class DuchiMean(MeanOracle):
-    """Duchi et al.'s one-bit mean randomizer on ``[lower, upper]`` (pure ε-LDP)."""
+    """Duchi et al.'s one-bit mean randomizer on ``[lower, upper]`` (pure ε-LDP).
+
+    Duchi, Jordan & Wainwright (2018, JASA, "Minimax optimal procedures for locally
+    private estimation"), the one-dimensional mechanism.
+
+    Parameters
+    ----------
+    epsilon : float
+        The per-user ε, in (0, 700].
+    bounds : tuple of float
+        ``(lower, upper)``, finite with ``lower < upper``.
+
+    Attributes
+    ----------
+    lower, upper : float
+        The bounds.
+    B : float
+        ``(e^ε + 1)/(e^ε − 1)``: a report reads as ``±B`` on the ``[−1, 1]`` scale.
+
+    Raises
+    ------
+    ParameterError
+        For missing or bad bounds, or a bad ε.
+    """
 
     name = "duchi"
     label = "Duchi et al. one-bit mean"
@@ -144,11 +283,44 @@ class DuchiMean(MeanOracle):
         self.messages_bits = 1
 
     def scaled(self, values) -> np.ndarray:
-        """Values clamped and rescaled to ``[−1, 1]``."""
+        """Values clamped and rescaled to ``[−1, 1]``.
+
+        Parameters
+        ----------
+        values : array_like of float
+            Finite numbers.
+
+        Returns
+        -------
+        numpy.ndarray of float64
+
+        Raises
+        ------
+        QueryError
+            For text, NaN or infinities.
+        """
         v = np.clip(check_numeric_values(values), self.lower, self.upper)
         return 2.0 * (v - self.lower) / (self.upper - self.lower) - 1.0
 
     def randomize(self, values, source) -> np.ndarray:
+        """Each user's bit (1 for ``+B``, 0 for ``−B``).
+
+        Parameters
+        ----------
+        values : array_like of float, shape (n,)
+            Finite numbers; clamped to the bounds.
+        source : Source
+            The random source.
+
+        Returns
+        -------
+        numpy.ndarray of uint8, shape (n,)
+
+        Raises
+        ------
+        QueryError
+            For text, NaN or infinities.
+        """
         x = self.scaled(values)
         # Rounding to ±1 is a randomized pre-processing of the user's own value: any
         # probability in [0, 1] keeps ε-LDP, so a 53-bit float comparison is fine here.
@@ -157,6 +329,25 @@ class DuchiMean(MeanOracle):
         return (t == keep).astype(np.uint8)  # 1 ↔ +B
 
     def estimate(self, reports, n: int | None = None) -> float:
+        """The mean of ``±B`` mapped back to the bounds: unbiased for the clamped mean.
+
+        Parameters
+        ----------
+        reports : array_like of int
+            The bits :meth:`randomize` returned.
+        n : int, optional
+            The number of users; by default the number of reports.
+
+        Returns
+        -------
+        float
+            In the values' units (not clamped to the bounds).
+
+        Raises
+        ------
+        QueryError
+            For no reports.
+        """
         r = np.asarray(reports)
         if r.size == 0:
             raise QueryError("no reports to estimate from")
@@ -165,7 +356,20 @@ class DuchiMean(MeanOracle):
 
     def variance(self, n: int, second_moment: float | None = None) -> float:
         """``((upper − lower)/2)² (B² − mean x²)/n`` with ``x`` the rescaled values
-        (``second_moment`` = mean of ``x²``; default 0, an upper bound)."""
+        (``second_moment`` = mean of ``x²``; default 0, an upper bound).
+
+        Parameters
+        ----------
+        n : int
+            The number of users.
+        second_moment : float, optional
+            The users' mean of ``x²`` on the ``[−1, 1]`` scale.
+
+        Returns
+        -------
+        float
+            In squared units of the values.
+        """
         s = 0.0 if second_moment is None else float(second_moment)
         return ((self.upper - self.lower) / 2.0) ** 2 * (self.B**2 - s) / float(n)
 

@@ -47,7 +47,17 @@ OTHER_LABEL = "(other or missing)"
 def has_other_cell(mechanism: str) -> bool:
     """Whether a local histogram of ``mechanism`` has the extra :data:`OTHER_LABEL` cell:
     every randomizer but binary randomized response, which has no third answer (its
-    missing users answer a fair coin's yes/no)."""
+    missing users answer a fair coin's yes/no).
+
+    Parameters
+    ----------
+    mechanism : str
+        A local randomizer's registry name.
+
+    Returns
+    -------
+    bool
+    """
     return mechanism != "rr"
 
 
@@ -58,6 +68,15 @@ class Inputs:
     ``missing`` (missing or non-finite values) and ``undeclared`` (present values outside
     the declared categories or bounds) are counts for the analyst only: they are never
     released.
+
+    Attributes
+    ----------
+    values : numpy.ndarray, shape (n,)
+        What each row's randomizer receives: codes, numbers or words.
+    missing : int
+        Rows with a missing or non-finite value (analyst-only).
+    undeclared : int
+        Present values outside the declared categories or bounds (analyst-only).
     """
 
     values: np.ndarray
@@ -70,6 +89,22 @@ def histogram_inputs(values, labels: list[str], source, other: bool = True) -> I
 
     With ``other=False`` (binary randomized response) the rest get a uniform code in
     ``0..k−1`` drawn from ``source`` instead: a fair coin for ``k = 2``.
+
+    Parameters
+    ----------
+    values : array_like
+        The column; values are compared with the labels as text.
+    labels : list of str
+        The ``k`` declared categories.
+    source : Source
+        Draws the uniform codes when ``other`` is False.
+    other : bool
+        Whether the randomizer has the extra cell ``k`` (:func:`has_other_cell`).
+
+    Returns
+    -------
+    Inputs
+        int64 codes in ``0..k`` (``0..k−1`` when ``other`` is False).
     """
     k = len(labels)
     codes, undeclared = row_codes(values, labels)
@@ -86,6 +121,23 @@ def mean_inputs(values, lower: float, upper: float) -> Inputs:
 
     Values outside the bounds are kept here (each randomizer clamps them) and counted in
     ``undeclared``. Text raises :class:`QueryError`.
+
+    Parameters
+    ----------
+    values : array_like
+        The column.
+    lower, upper : float
+        The declared bounds.
+
+    Returns
+    -------
+    Inputs
+        float64 values, none missing.
+
+    Raises
+    ------
+    QueryError
+        For a present value that is not a number.
     """
     v = np.asarray(values).reshape(-1)
     x = np.full(v.size, np.nan)
@@ -104,6 +156,16 @@ def word_inputs(values) -> Inputs:
     """Every row's word: missing values become the empty word ``""``.
 
     Whether every present value is text is checked once, by the puzzle's ``prepare``.
+
+    Parameters
+    ----------
+    values : array_like
+        The column.
+
+    Returns
+    -------
+    Inputs
+        An object array of words (``undeclared`` is 0).
     """
     v = np.asarray(values, dtype=object).reshape(-1)
     present = present_mask(v)

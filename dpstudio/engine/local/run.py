@@ -49,6 +49,49 @@ class LocalResult:
     (values outside the declared categories or bounds) and ``missing`` (missing values)
     are for the analyst only: ``missing`` is not in :meth:`to_dict`, and callers move
     ``clamped`` out of the released fields.
+
+    Attributes
+    ----------
+    mechanism, query : str
+        The registry entry and the query answered.
+    epsilon, delta : float
+        The randomizer's own per-user guarantee.
+    n : int
+        The number of rows (= reports).
+    estimate : dict of str to float
+        The released estimates (post-processed for histograms).
+    stderr : float or dict
+        Standard error(s), from the exact variance.
+    value : float or None
+        A mean's estimate.
+    ci_low, ci_high : float or dict
+        Normal intervals at ``confidence`` around the unbiased estimates.
+    confidence : float
+        The intervals' level.
+    trust_model : str
+        ``"local"``.
+    postprocess : str
+        ``"none"``, ``"clip"`` or ``"simplex"``.
+    unbiased : float or dict
+        The estimates before post-processing.
+    messages_bits : int
+        Bits per report.
+    clamped, missing : int
+        Analyst-only counts (see above).
+    items : list of dict or None
+        Heavy hitters: each word with ``count``, ``stderr``, ``ci_low``, ``ci_high``.
+    central_stderr : float or None
+        Standard error of the central model's release at the same ε, for comparison.
+    simulated : bool
+        True when a seeded generator drew the coins.
+    source : str
+        The random source's label.
+    parameters : dict
+        The randomizer's :meth:`~dpstudio.engine.local.base.LocalRandomizer.describe`.
+    notes : list of str
+        What the user should know about the estimate.
+    reports, oracle
+        The users' reports and the randomizer that produced them.
     """
 
     mechanism: str
@@ -78,11 +121,23 @@ class LocalResult:
     oracle: Any = field(default=None, repr=False)
 
     def records(self) -> dict[str, np.ndarray]:
-        """What the untrusted collector received, as columns (one row per user)."""
+        """What the untrusted collector received, as columns (one row per user).
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+        """
         return self.oracle.to_records(self.reports)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-JSON summary (without the reports)."""
+        """Plain-JSON summary (without the reports).
+
+        Returns
+        -------
+        dict
+            The fields above except ``missing``, ``reports`` and ``oracle``; ``items``
+            only for heavy hitters.
+        """
         keys = ("mechanism", "query", "epsilon", "delta", "n", "estimate", "stderr", "value",
                 "ci_low", "ci_high", "confidence", "trust_model", "postprocess", "unbiased",
                 "messages_bits", "clamped", "central_stderr", "simulated", "source",
@@ -163,6 +218,26 @@ class Collected:
     ``labels`` are the histogram's cells (the declared categories, then
     :data:`~dpstudio.engine.local.respond.OTHER_LABEL` unless the protocol is binary
     randomized response); ``missing``/``clamped`` are analyst-only counts.
+
+    Attributes
+    ----------
+    mechanism, query : str
+        The registry entry and the query (``"histogram"``, ``"mean"``,
+        ``"heavy_hitters"``).
+    oracle : LocalRandomizer
+        The randomizer built for the column.
+    reports
+        One report per row.
+    n : int
+        The number of rows.
+    inputs : numpy.ndarray
+        What each row fed its randomizer (:mod:`~dpstudio.engine.local.respond`).
+    labels : list of str or None
+        A histogram's cells.
+    clamped, missing : int
+        Analyst-only counts.
+    notes : list of str
+        How missing and undeclared values were sent.
     """
 
     mechanism: str
@@ -177,7 +252,12 @@ class Collected:
     notes: list[str] = field(default_factory=list)
 
     def records(self) -> dict[str, np.ndarray]:
-        """What the untrusted collector received, as columns (one row per row)."""
+        """What the untrusted collector received, as columns (one row per row).
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+        """
         return self.oracle.to_records(self.reports)
 
 
@@ -189,6 +269,33 @@ def collect_reports(values, info_name: str, params: dict[str, Any] | None = None
     Every row sends exactly one report, whatever its value
     (:mod:`~dpstudio.engine.local.respond`): the number of reports is the number of rows.
     Arguments as for :func:`run_local`.
+
+    Parameters
+    ----------
+    values : array_like
+        The column.
+    info_name : str
+        A local randomizer's registry name.
+    params : dict, optional
+        The entry's parameters.
+    query : str, optional
+        ``"histogram"``, ``"mean"`` or ``"heavy_hitters"``; by default the entry's.
+    categories : sequence of str, optional
+        A histogram's declared domain.
+    bounds : tuple of float, optional
+        A mean's ``(lower, upper)``.
+    source : Source
+        The random source (coins, and the count-mean sketch's hash family).
+
+    Returns
+    -------
+    Collected
+
+    Raises
+    ------
+    QueryError, ParameterError
+        For an entry that is not a local randomizer, a query it does not answer, an empty
+        column, a bad declared domain or parameter.
     """
     info = REGISTRY.get(info_name)
     if info.kind != "randomizer" or "local" not in info.trust_models:
@@ -261,26 +368,36 @@ def run_local(values, info_name: str, params: dict[str, Any] | None = None, *,
 
     Parameters
     ----------
-    values : the column (labels for histograms, numbers for means, words for heavy
+    values : array_like
+        The column (labels for histograms, numbers for means, words for heavy
         hitters). Missing values (None/NaN) send the "other or missing" category (a fair
         coin's answer for ``rr``), the middle of the bounds (means) or the empty word.
-    info_name : a registry entry of kind ``"randomizer"`` (``rr``, ``krr``, ``sue``,
+    info_name : str
+        A registry entry of kind ``"randomizer"`` (``rr``, ``krr``, ``sue``,
         ``oue``, ``olh``, ``hadamard``, ``cms``, ``sfp``, ``local_laplace``,
         ``local_gaussian``, ``duchi``).
-    params : the entry's parameters (``epsilon``, …), validated by the registry.
-    query : ``"histogram"``, ``"mean"`` or ``"heavy_hitters"``; by default the entry's
+    params : dict, optional
+        The entry's parameters (``epsilon``, …), validated by the registry.
+    query : str, optional
+        ``"histogram"``, ``"mean"`` or ``"heavy_hitters"``; by default the entry's
         (``cms`` without categories, and ``sfp``: heavy hitters).
-    categories : the declared domain of a histogram (required, except for ``rr`` on
+    categories : sequence of str, optional
+        The declared domain of a histogram (required, except for ``rr`` on
         0/1 or booleans).
-    bounds : ``(lower, upper)`` for means (required).
-    source : random source (:class:`~dpstudio.engine.rng.SecureSource` for a release).
+    bounds : tuple of float, optional
+        ``(lower, upper)`` for means (required).
+    source : Source
+        Random source (:class:`~dpstudio.engine.rng.SecureSource` for a release).
         The count-mean sketch's public hash family is drawn from it for each release.
-    postprocess : ``"none"``, ``"clip"`` or ``"simplex"`` for histograms (see
+    postprocess : str
+        ``"none"``, ``"clip"`` or ``"simplex"`` for histograms (see
         :func:`~dpstudio.engine.local.base.postprocess_counts`, over all cells including
         the "other or missing" one, to a total of ``n``); ``"clip"`` also clamps a mean
         into the bounds.
-    confidence : level of the normal confidence intervals.
-    state : the job's state (:mod:`~dpstudio.jobs`), optional: cancellation is
+    confidence : float
+        Level of the normal confidence intervals, in (0, 1).
+    state : State, optional
+        The job's state (:mod:`~dpstudio.jobs`): cancellation is
         checked before the reports are drawn, between the client and the server side,
         and (heavy hitters) once per hash function of the fragment sketch; progress
         reaches 1 when the estimate is done. Randomizing is one vectorized draw over all

@@ -25,8 +25,8 @@ from scipy.special import ndtri
 from dpstudio.engine.errors import ParameterError, QueryError
 from dpstudio.engine.local._coins import uniform_below32
 from dpstudio.engine.local.base import LocalRandomizer, validate_local_epsilon
+from dpstudio.engine.local.bits import bit_strings, get_bits, pattern_keys
 from dpstudio.engine.local.cms import _P61, _P61_U, CMSReports, CountMeanSketch, _mulmod61
-from dpstudio.engine.local.frequency import bit_strings, get_bits, pattern_keys
 from dpstudio.jobs import State, check, scaled
 
 __all__ = ["Discovery", "SFPReports", "SequenceFragmentPuzzle", "word_fingerprints"]
@@ -65,7 +65,17 @@ def word_fingerprints(words, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 class SFPReports(NamedTuple):
-    """Per user: fragment position index, the fragment CMS report and the word CMS report."""
+    """Per user: fragment position index, the fragment CMS report and the word CMS report.
+
+    Attributes
+    ----------
+    position : numpy.ndarray of int64, shape (n,)
+        Each user's fragment index ℓ (characters ``2ℓ, 2ℓ+1`` of the word).
+    fragment : CMSReports
+        The fragment sketch's reports.
+    word : CMSReports
+        The word sketch's reports.
+    """
 
     position: np.ndarray
     fragment: CMSReports
@@ -77,7 +87,17 @@ class SFPReports(NamedTuple):
 
 @dataclass(frozen=True)
 class Discovery:
-    """A word found by the puzzle: its estimated count and standard error."""
+    """A word found by the puzzle: its estimated count and standard error.
+
+    Attributes
+    ----------
+    word : str
+        The word (lower-cased when the puzzle lower-cases).
+    count : float
+        The word sketch's estimate of how many users hold it.
+    stderr : float
+        Its standard error: the coins plus the hash family's collisions (a plug-in).
+    """
 
     word: str
     count: float
@@ -92,6 +112,37 @@ class SequenceFragmentPuzzle(LocalRandomizer):
     ``lowercase``) and seen through their first ``max_length`` characters; characters
     outside ``alphabet`` cannot be reconstructed. The empty word (what a user with a
     missing value sends, :mod:`~dpstudio.engine.local.respond`) is never discovered.
+
+    Parameters
+    ----------
+    epsilon : float
+        The per-user ε, in (0, 700].
+    hashes, buckets : int
+        Each count-mean sketch's number of hash functions and of buckets.
+    fragment_share : float
+        Share of ε spent on the fragment sketch, in (0, 1).
+    max_length : int
+        Characters of a word that are seen, even and ≥ 2.
+    alphabet : str
+        Distinct characters words are reconstructed from (no space).
+    lowercase : bool
+        Lower-case the words first.
+    hash_seed : int
+        Selects the public hash families (the word sketch uses ``hash_seed + 1``).
+
+    Attributes
+    ----------
+    positions : int
+        ``max_length / 2``: the fragment positions.
+    eps_fragment, eps_word : float
+        ε of the two sketches (summing to ε).
+    fragment_cms, word_cms : CountMeanSketch
+        The two open-domain sketches (apple debiasing).
+
+    Raises
+    ------
+    ParameterError
+        For a bad ε, ``fragment_share``, ``max_length`` or ``alphabet``.
     """
 
     name = "sfp"
@@ -137,7 +188,22 @@ class SequenceFragmentPuzzle(LocalRandomizer):
         return table[inv]
 
     def prepare(self, words) -> np.ndarray:
-        """The words as an object array of (lower-cased) ``str``; QueryError otherwise."""
+        """The words as an object array of (lower-cased) ``str``; QueryError otherwise.
+
+        Parameters
+        ----------
+        words : array_like
+            The words (flattened to 1-D).
+
+        Returns
+        -------
+        numpy.ndarray of object
+
+        Raises
+        ------
+        QueryError
+            If any value is not a ``str``.
+        """
         w = np.asarray(words, dtype=object).reshape(-1)
         if w.size == 0:
             return w
@@ -150,7 +216,21 @@ class SequenceFragmentPuzzle(LocalRandomizer):
         return np.array([x.lower() for x in uniq.tolist()], dtype=object)[inv]
 
     def fragment_keys(self, words, position: np.ndarray, h8=None) -> np.ndarray:
-        """Per user: the fragment sketch's key ``h(word)·A² + word[2ℓ:2ℓ+2]`` at position ℓ."""
+        """Per user: the fragment sketch's key ``h(word)·A² + word[2ℓ:2ℓ+2]`` at position ℓ.
+
+        Parameters
+        ----------
+        words : array_like of str, shape (n,)
+            Prepared words (:meth:`prepare`).
+        position : numpy.ndarray of int64, shape (n,)
+            Each user's fragment index ℓ.
+        h8 : numpy.ndarray of int64, optional
+            The words' 8-bit hashes, if already computed (:func:`word_fingerprints`).
+
+        Returns
+        -------
+        numpy.ndarray of uint64, shape (n,)
+        """
         w = np.asarray(words, dtype=object)
         if h8 is None:
             _, h8 = word_fingerprints(w, self.hash_seed)
@@ -161,6 +241,24 @@ class SequenceFragmentPuzzle(LocalRandomizer):
         return (h8 * self.A * self.A + frag).astype(np.uint64)
 
     def randomize(self, words, source) -> SFPReports:
+        """Each user's two reports: a random fragment of their word, and the word itself.
+
+        Parameters
+        ----------
+        words : array_like of str, shape (n,)
+            One word per user (``""`` for a missing value).
+        source : Source
+            The random source.
+
+        Returns
+        -------
+        SFPReports
+
+        Raises
+        ------
+        QueryError
+            If any value is not a ``str``.
+        """
         w = self.prepare(words)
         n = w.size
         key, h8 = word_fingerprints(w, self.hash_seed)
@@ -170,13 +268,39 @@ class SequenceFragmentPuzzle(LocalRandomizer):
                           self.word_cms.randomize_keys(key, source))
 
     def estimate_words(self, reports: SFPReports, words, n: int | None = None) -> np.ndarray:
-        """The word sketch's (apple-debiased) count estimates of given words."""
+        """The word sketch's (apple-debiased) count estimates of given words.
+
+        Parameters
+        ----------
+        reports : SFPReports
+            The users' reports.
+        words : array_like of str
+            The words to estimate.
+        n : int, optional
+            The number of users; by default the number of reports.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (len(words),)
+        """
         keys, _ = word_fingerprints(self.prepare(words), self.hash_seed)
         return self.word_cms.estimate_keys(reports.word, keys,
                                            len(reports) if n is None else n)
 
     def variance(self, n: int, counts=None) -> np.ndarray:
-        """The word estimates' variance over the users' coins (data-free leading term)."""
+        """The word estimates' variance over the users' coins (data-free leading term).
+
+        Parameters
+        ----------
+        n : int
+            The number of users.
+        counts : ignored
+            For the frequency oracles' signature.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (1,)
+        """
         return self.word_cms.variance(n)
 
     def report_keys(self, reports: SFPReports, against=None) -> np.ndarray:

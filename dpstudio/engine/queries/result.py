@@ -19,6 +19,47 @@ class Release:
     procedure). ``clamped`` (values outside the declared bounds or categories),
     ``missing_count`` (missing values: empty, NaN, ±inf) and ``non_finite_count`` (of
     which ±inf) are for the analyst's eyes only and never part of an exported release.
+
+    Attributes
+    ----------
+    query, mechanism : str
+        What was released and how (registry name).
+    epsilon, delta : float
+        The guarantee of the whole release.
+    relation : str
+        The neighbouring relation (``"add-remove"`` or ``"replace"``).
+    value : float or dict
+        The released value (label → count for a histogram).
+    sensitivity : float
+        The main statistic's sensitivity, in the values' units.
+    noise_scale : float or None
+        The main noise's scale (Laplace b or Gaussian σ), in the values' units.
+    variance : float or dict
+        Variance of the released value's error.
+    ci_low, ci_high : float or dict
+        The interval at ``confidence``.
+    confidence : float
+        Coverage of the interval, in (0, 1).
+    simulated : bool
+        True when drawn from a seeded source (not a release).
+    source : str
+        The random source's label.
+    column : str or None
+        The column released.
+    variance_exact : bool
+        False when ``variance`` is a delta-method approximation (mean, variance).
+    components : list of dict
+        Each noisy statistic (its name, noise and share of the budget).
+    notes : list of str
+        Remarks for the reader.
+    clamped : int
+        Analyst only: values outside the declared bounds or categories.
+    sensitivities : dict of str to float
+        Each noisy statistic's sensitivity, by name.
+    missing : dict
+        The public missing-value treatment.
+    missing_count, non_finite_count : int
+        Analyst only: missing values, and how many of them were ±inf.
     """
 
     query: str
@@ -46,4 +87,10 @@ class Release:
     non_finite_count: int = 0
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field as a plain dict, analyst-only counts included (exports drop them).
+
+        Returns
+        -------
+        dict
+        """
         return asdict(self)

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from dpstudio.engine.checks import number, positive
 from dpstudio.engine.errors import ParameterError
 
 __all__ = [
@@ -78,7 +79,19 @@ _MAX_N = 10**9
 
 @dataclass(frozen=True)
 class AmplificationResult:
-    """The central guarantee (ε, δ) of n shuffled ε₀-LDP reports, and how it was obtained."""
+    """The central guarantee (ε, δ) of n shuffled ε₀-LDP reports, and how it was obtained.
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The central guarantee.
+    epsilon0 : float
+        Each user's local ε₀.
+    n : int
+        The number of users shuffled together.
+    bound : str
+        The bound that gave ε (one of :data:`BOUNDS`).
+    """
 
     epsilon: float
     delta: float
@@ -87,6 +100,13 @@ class AmplificationResult:
     bound: str
 
     def to_dict(self) -> dict:
+        """The fields as JSON (what ``dpstudio amplify --json`` prints).
+
+        Returns
+        -------
+        dict
+            ``epsilon``, ``delta``, ``epsilon0``, ``n``, ``bound``.
+        """
         return {"epsilon": self.epsilon, "delta": self.delta, "epsilon0": self.epsilon0,
                 "n": self.n, "bound": self.bound}
 
@@ -95,12 +115,8 @@ class AmplificationResult:
 
 
 def _check(epsilon0: float, n: int, delta: float, bound: str) -> tuple[float, int, float]:
-    try:
-        eps0 = float(epsilon0)
-    except (TypeError, ValueError):
-        raise ParameterError(f"ε₀ must be a number, got {epsilon0!r}") from None
-    if not math.isfinite(eps0) or eps0 <= 0:
-        raise ParameterError(f"ε₀ must be a finite number greater than 0, got {epsilon0!r}")
+    """(ε₀, n, δ) as (float, int, float), each checked; ParameterError names the first bad one."""
+    eps0 = positive("ε₀", epsilon0)
     if isinstance(n, bool):
         raise ParameterError(f"n must be a whole number of users ≥ 2, got {n!r}")
     try:
@@ -109,16 +125,11 @@ def _check(epsilon0: float, n: int, delta: float, bound: str) -> tuple[float, in
         raise ParameterError(f"n must be a whole number of users ≥ 2, got {n!r}") from None
     if nn != n:
         raise ParameterError(f"n must be a whole number of users ≥ 2, got {n!r}")
+    # One user has no one to hide among: said as the model's condition, before the range.
     if nn < 2:
         raise ParameterError(f"shuffling needs at least n = 2 users, got n = {nn}")
-    if nn > _MAX_N:
-        raise ParameterError(f"n must be at most {_MAX_N:.0e}, got {nn}")
-    try:
-        d = float(delta)
-    except (TypeError, ValueError):
-        raise ParameterError(f"δ must be a number, got {delta!r}") from None
-    if not (math.isfinite(d) and 0.0 < d < 1.0):
-        raise ParameterError(f"δ must lie strictly between 0 and 1, got {delta!r}")
+    number("n", nn, low=2, high=_MAX_N, what="a whole number of users")
+    d = number("δ", delta, low=0.0, low_open=True, high=1.0, high_open=True)
     if bound not in BOUNDS:
         raise ParameterError(f"bound must be one of {', '.join(BOUNDS)}; got {bound!r}")
     return eps0, nn, d
@@ -176,7 +187,25 @@ def fmt21_delta(epsilon: float, epsilon0: float, n: int, resolution: float = 1e-
 
     Exact sum over the clone count on a window that leaves out about
     ``resolution``·1e-4 of its mass (callers comparing with a target δ pass that δ); the
-    mass left out and a floating-point allowance of 1e-14 are added.
+    mass left out and a floating-point allowance of 1e-14 are added. The arguments are
+    not checked (:func:`shuffle_epsilon` checks them).
+
+    Parameters
+    ----------
+    epsilon : float
+        The central ε at which δ is wanted, ≥ 0.
+    epsilon0 : float
+        Each user's local ε₀ > 0.
+    n : int
+        The number of users, ≥ 2.
+    resolution : float
+        The δ scale that matters to the caller: the window's left-out mass is about
+        ``resolution``·1e-4.
+
+    Returns
+    -------
+    float
+        δ(ε) in [0, 1]; 0 when ε ≥ ε₀ (shuffling is post-processing).
     """
     eps0, nn = float(epsilon0), int(n)
     eps = float(epsilon)
@@ -224,9 +253,27 @@ def shuffle_epsilon(epsilon0: float, n: int, delta: float, bound: str = "fmt21"
                     ) -> tuple[float, float]:
     """Central (ε, δ) of n shuffled ε₀-LDP reports under ``bound`` (see the module doc).
 
-    Raises :class:`ParameterError` for ε₀ ≤ 0, n < 2, δ ∉ (0, 1), an unknown bound, or
-    parameters outside the bound's validity (ebh19: ε₀ < 1/2, n ≥ 1000, δ < 1/100;
-    fmt21: δ ≥ 1e-12).
+    Parameters
+    ----------
+    epsilon0 : float
+        Each user's local ε₀ > 0.
+    n : int
+        The number of users shuffled together, 2 ≤ n ≤ 10⁹.
+    delta : float
+        The central δ, in (0, 1).
+    bound : str
+        ``"fmt21"`` (numerical, the tightest) or ``"ebh19"`` (closed form).
+
+    Returns
+    -------
+    tuple of float
+        (ε, δ): the central guarantee, ε ≤ ε₀.
+
+    Raises
+    ------
+    ParameterError
+        For ε₀ ≤ 0, n < 2, δ ∉ (0, 1), an unknown bound, or parameters outside the
+        bound's validity (ebh19: ε₀ < 1/2, n ≥ 1000, δ < 1/100; fmt21: δ ≥ 1e-12).
     """
     eps0, nn, d = _check(epsilon0, n, delta, bound)
     if bound == "ebh19":
@@ -240,7 +287,22 @@ def shuffle_epsilon(epsilon0: float, n: int, delta: float, bound: str = "fmt21"
 
 def amplify(epsilon0: float, n: int, delta: float, bound: str = "fmt21"
             ) -> AmplificationResult:
-    """:func:`shuffle_epsilon` as a result object (what ``dpstudio amplify`` prints)."""
+    """:func:`shuffle_epsilon` as a result object (what ``dpstudio amplify`` prints).
+
+    Parameters
+    ----------
+    epsilon0, n, delta, bound
+        As for :func:`shuffle_epsilon`.
+
+    Returns
+    -------
+    AmplificationResult
+
+    Raises
+    ------
+    ParameterError
+        As :func:`shuffle_epsilon`.
+    """
     eps, d = shuffle_epsilon(epsilon0, n, delta, bound)
     return AmplificationResult(eps, d, float(epsilon0), int(n), bound)
 
@@ -252,14 +314,26 @@ def largest_local_epsilon(target_epsilon: float, n: int, delta: float, bound: st
     Bisection on ε₀ (the bounds grow with ε₀); the lower end of the final bracket is
     returned, and it is checked to meet the target. ebh19 is closed-form: ε₀ =
     target/(12√(ln(1/δ)/n)), capped just below its validity limit ε₀ < 1/2.
+
+    Parameters
+    ----------
+    target_epsilon : float
+        The central ε wanted, > 0.
+    n, delta, bound
+        As for :func:`shuffle_epsilon`.
+
+    Returns
+    -------
+    float
+        The largest ε₀ found whose shuffled ε is at most the target.
+
+    Raises
+    ------
+    ParameterError
+        For a target ≤ 0, the arguments :func:`shuffle_epsilon` refuses, or (ebh19) a
+        target that needs ε₀ outside the bound's validity.
     """
-    try:
-        target = float(target_epsilon)
-    except (TypeError, ValueError):
-        raise ParameterError(f"target ε must be a number, got {target_epsilon!r}") from None
-    if not math.isfinite(target) or target <= 0:
-        raise ParameterError(f"target ε must be a finite number greater than 0, got "
-                             f"{target_epsilon!r}")
+    target = positive("target ε", target_epsilon)
     _, nn, d = _check(1.0, n, delta, bound)
     if bound == "ebh19":
         eps0 = target / (12.0 * math.sqrt(math.log(1.0 / d) / nn))

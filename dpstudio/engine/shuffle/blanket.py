@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpstudio.engine import sampling
+from dpstudio.engine.checks import number, positive
 from dpstudio.engine.distributed.encoding import randomized_round
 from dpstudio.engine.errors import ParameterError
 from dpstudio.engine.rng import Source
@@ -46,7 +47,24 @@ _GAMMA_GRID = 2.0**-32
 
 
 def blanket_gamma(k: int, n: int, epsilon: float, delta: float) -> float:
-    """BBGN19 Theorem 3.1's blanket probability for domain {0, …, k} (not yet rounded)."""
+    """BBGN19 Theorem 3.1's blanket probability for domain {0, …, k} (not yet rounded).
+
+    The arguments are not checked (:func:`blanket_parameters` checks them).
+
+    Parameters
+    ----------
+    k : int
+        Precision: values are rounded to {0, …, k}, k ≥ 1.
+    n : int
+        The number of users, ≥ 2.
+    epsilon, delta : float
+        The central guarantee wanted, 0 < ε ≤ 1 and 0 < δ < 1.
+
+    Returns
+    -------
+    float
+        γ = max{14·k·ln(2/δ)/((n − 1)ε²), 27·k/((n − 1)ε)}; the theorem applies when γ < 1.
+    """
     return max(14.0 * k * math.log(2.0 / delta) / ((n - 1) * epsilon**2),
                27.0 * k / ((n - 1) * epsilon))
 
@@ -59,6 +77,20 @@ def _variance_per_user(k: int, gamma: float) -> float:
 
 @dataclass(frozen=True)
 class BlanketParameters:
+    """The protocol's settings for n users at (ε, δ) (from :func:`blanket_parameters`).
+
+    Attributes
+    ----------
+    n : int
+        The number of users the blanket probability was computed for.
+    k : int
+        Precision: values are rounded to {0, …, k}.
+    gamma : float
+        Blanket probability γ < 1, a multiple of 2⁻³².
+    epsilon, delta : float
+        The central guarantee.
+    """
+
     n: int
     k: int
     gamma: float
@@ -67,10 +99,21 @@ class BlanketParameters:
 
     @property
     def bits_per_message(self) -> int:
+        """Bits of one message in {0, …, k} (at least 1)."""
         return max(1, self.k.bit_length())  # messages in {0, …, k}
 
     def variance(self, n: int | None = None) -> float:
-        """Upper bound on Var(Ŝ) on the [0, 1] scale."""
+        """Upper bound on Var(Ŝ) on the [0, 1] scale.
+
+        Parameters
+        ----------
+        n : int, optional
+            The number of users summed (default: :attr:`n`).
+
+        Returns
+        -------
+        float
+        """
         return (self.n if n is None else int(n)) * _variance_per_user(self.k, self.gamma)
 
     @property
@@ -79,13 +122,17 @@ class BlanketParameters:
         return 1.0 / (1.0 - self.gamma)
 
 
-def _check(n: int, epsilon: float, delta: float) -> None:
+def _check(n: int, epsilon: float, delta: float) -> tuple[float, float]:
+    """(ε, δ) as floats once n, ε and δ are checked; the theorem's conditions (n ≥ 2,
+    ε ≤ 1) are said as such, the ranges by the engine's range check."""
     if n < 2:
         raise ParameterError(f"the blanket protocol needs at least 2 users, got {n}")
-    if epsilon > 1.0:
+    eps = positive("ε", epsilon)
+    if eps > 1.0:
         raise ParameterError(
             f"the privacy-blanket bound (Balle et al. 2019, Thm 3.1) holds for ε ≤ 1, got "
             f"ε = {epsilon:g}; use the cloak")
+    return eps, number("δ", delta, low=0.0, low_open=True, high=1.0, high_open=True)
 
 
 def _rounded_gamma(k: int, n: int, epsilon: float, delta: float) -> float:
@@ -93,13 +140,34 @@ def _rounded_gamma(k: int, n: int, epsilon: float, delta: float) -> float:
 
 
 def blanket_parameters(n: int, epsilon: float, delta: float, k: int = 0) -> BlanketParameters:
-    """Blanket probability and precision k (chosen if ``k`` is 0) for n users at (ε, δ)."""
+    """Blanket probability and precision k (chosen if ``k`` is 0) for n users at (ε, δ).
+
+    Parameters
+    ----------
+    n : int
+        The number of users, ≥ 2.
+    epsilon : float
+        The central ε, 0 < ε ≤ 1 (the theorem's condition).
+    delta : float
+        The central δ, 0 < δ < 1.
+    k : int
+        Precision in [1, 2²⁰], or 0 to choose the k of least error.
+
+    Returns
+    -------
+    BlanketParameters
+
+    Raises
+    ------
+    ParameterError
+        For n < 2, ε outside (0, 1], δ outside (0, 1), k outside its range, or too few
+        users for a blanket probability below 1.
+    """
     n = int(n)
-    _check(n, epsilon, delta)
+    epsilon, delta = _check(n, epsilon, delta)
     if k:
         k = int(k)
-        if not 1 <= k <= _MAX_K:
-            raise ParameterError(f"precision k must be in [1, {_MAX_K}], got {k}")
+        number("precision k", k, low=1, high=_MAX_K, what="an integer")
         gamma = _rounded_gamma(k, n, epsilon, delta)
         if gamma >= 1:
             raise ParameterError(
@@ -127,7 +195,22 @@ def blanket_parameters(n: int, epsilon: float, delta: float, k: int = 0) -> Blan
 
 def blanket_randomize(u: np.ndarray, params: BlanketParameters, source: Source
                       ) -> np.ndarray:
-    """Each user's single message (int64 in {0, …, k}) from its value u in [0, 1]."""
+    """Each user's single message from its value in [0, 1].
+
+    Parameters
+    ----------
+    u : numpy.ndarray
+        The users' values scaled to [0, 1].
+    params : BlanketParameters
+        The protocol's settings.
+    source : Source
+        Randomness.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 messages in {0, …, k}, one per user.
+    """
     x = randomized_round(u, params.k, source)
     threshold = np.uint64(round(params.gamma / _GAMMA_GRID))  # γ·2^32, an integer
     blanket = source.uint32(x.size).astype(np.uint64) < threshold
@@ -138,7 +221,20 @@ def blanket_randomize(u: np.ndarray, params: BlanketParameters, source: Source
 
 
 def blanket_analyze(messages: np.ndarray, params: BlanketParameters) -> float:
-    """Ŝ on the [0, 1] scale from the n shuffled messages."""
+    """Ŝ on the [0, 1] scale from the n shuffled messages.
+
+    Parameters
+    ----------
+    messages : numpy.ndarray
+        The shuffled messages (their order does not matter).
+    params : BlanketParameters
+        The protocol's settings.
+
+    Returns
+    -------
+    float
+        The debiased estimate of the sum of the users' values.
+    """
     y = np.asarray(messages, dtype=np.int64)
     n = y.size
     return (float(y.sum()) / params.k - params.gamma * n / 2.0) / (1.0 - params.gamma)

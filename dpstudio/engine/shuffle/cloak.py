@@ -95,7 +95,20 @@ def _log_n_prime(m: int) -> float:
 
 def swap_distance(m: int, q: int) -> float:
     """τ₂: bound on the total variation between the encodings of two users whose inputs
-    have the same sum modulo q (module doc, step 1), at the best γ = (q²/N′)^{1/3}."""
+    have the same sum modulo q (module doc, step 1), at the best γ = (q²/N′)^{1/3}.
+
+    Parameters
+    ----------
+    m : int
+        Messages per user.
+    q : int
+        The modulus (odd).
+
+    Returns
+    -------
+    float
+        τ₂ in [0, 1]; 1 (no guarantee) for ``m < 2`` or when γ ≥ 1.
+    """
     if m < 2:
         return 1.0
     log_np = _log_n_prime(m)
@@ -118,7 +131,24 @@ def _best_q(m: int, q_min: int) -> int:
 
 @dataclass(frozen=True)
 class CloakParameters:
-    """Messages per user m, modulus q (odd) and the guarantee figures of the encoding."""
+    """Messages per user m, modulus q (odd) and the guarantee figures of the encoding.
+
+    Attributes
+    ----------
+    n : int
+        Number of users.
+    messages : int
+        ``m``, messages per user.
+    modulus : int
+        ``q``, odd, below 2^63.
+    precision : int
+        ``p``: each value is an integer in ``{0, …, p}``.
+    tv : float
+        Total variation of the encoding from an ideal secure sum, ``(n − 1)·τ₂``.
+    noise_halfwidth : int
+        The noisy sum's distance from ``[0, n·p]`` is below this with probability
+        ≥ 1 − 2⁻⁴⁰.
+    """
 
     n: int
     messages: int
@@ -129,6 +159,7 @@ class CloakParameters:
 
     @property
     def bits_per_message(self) -> int:
+        """Bits of one message (a residue modulo q)."""
         return (self.modulus - 1).bit_length()
 
     @property
@@ -141,7 +172,29 @@ def cloak_parameters(n: int, precision: int, tv_target: float, noise_halfwidth: 
                      ) -> CloakParameters:
     """The smallest m (and its q) whose encoding is within ``tv_target`` of an ideal sum,
     with q large enough that a noisy sum within ``noise_halfwidth`` of [0, n·p] never
-    wraps around."""
+    wraps around.
+
+    Parameters
+    ----------
+    n : int
+        Number of users, ≥ 2.
+    precision : int
+        ``p``, the integer range of one value.
+    tv_target : float
+        Budget τ for the encoding's total variation from an ideal sum, in (0, 1).
+    noise_halfwidth : int
+        How far the pre-randomizer's noise may push the sum (:func:`cloak_noise_halfwidth`).
+
+    Returns
+    -------
+    CloakParameters
+
+    Raises
+    ------
+    ParameterError
+        For fewer than 2 users, a budget outside (0, 1), a sum that does not fit a 63-bit
+        modulus, or more than 2000 messages per user.
+    """
     n, p = int(n), int(precision)
     if n < 2:
         raise ParameterError(f"the cloak needs at least 2 users, got {n}")
@@ -165,7 +218,21 @@ def cloak_parameters(n: int, precision: int, tv_target: float, noise_halfwidth: 
 
 def cloak_encode(z: np.ndarray, params: CloakParameters, source: Source) -> np.ndarray:
     """Each user's m messages, (n, m) uint64 residues modulo q summing to z_i modulo q:
-    m − 1 uniform (exact, rejection-sampled) and the last one fixing the sum."""
+    m − 1 uniform (exact, rejection-sampled) and the last one fixing the sum.
+
+    Parameters
+    ----------
+    z : array_like of int, shape (n,)
+        Each user's rounded value plus noise share (any integer; taken modulo q).
+    params : CloakParameters
+        ``m`` and ``q``.
+    source : Source
+        The random source.
+
+    Returns
+    -------
+    numpy.ndarray of uint64, shape (n, m)
+    """
     zz = np.asarray(z, dtype=np.int64).ravel()
     n, m, q = zz.size, params.messages, params.modulus
     out = np.empty((n, m), dtype=np.uint64)
@@ -180,13 +247,38 @@ def cloak_encode(z: np.ndarray, params: CloakParameters, source: Source) -> np.n
 
 
 def cloak_shuffle(messages: np.ndarray, source: Source) -> np.ndarray:
-    """All messages in a uniformly random order (the shuffler)."""
+    """All messages in a uniformly random order (the shuffler).
+
+    Parameters
+    ----------
+    messages : array_like of uint64
+        Every user's messages (flattened).
+    source : Source
+        Draws the permutation (a CSPRNG for a release).
+
+    Returns
+    -------
+    numpy.ndarray of uint64, shape (n·m,)
+    """
     flat = np.asarray(messages, dtype=np.uint64).ravel()
     return flat[sampling.permutation(flat.size, source)]
 
 
 def residue_sum(messages: np.ndarray, modulus: int) -> int:
-    """Σ messages modulo q, by pairwise reduction (no intermediate exceeds 2q < 2^64)."""
+    """Σ messages modulo q, by pairwise reduction (no intermediate exceeds 2q < 2^64).
+
+    Parameters
+    ----------
+    messages : array_like of uint64
+        Residues below ``modulus``.
+    modulus : int
+        q, below 2^63.
+
+    Returns
+    -------
+    int
+        In ``[0, q)``.
+    """
     x = np.asarray(messages, dtype=np.uint64).ravel()
     q = np.uint64(modulus)
     if x.size == 0:
@@ -200,7 +292,20 @@ def residue_sum(messages: np.ndarray, modulus: int) -> int:
 
 def cloak_analyze(shuffled: np.ndarray, params: CloakParameters) -> int:
     """The analyzer: the integer sum, read from its residue as the value nearest the middle
-    of the feasible range [0, n·p]."""
+    of the feasible range [0, n·p].
+
+    Parameters
+    ----------
+    shuffled : array_like of uint64
+        All the messages.
+    params : CloakParameters
+        The protocol's parameters.
+
+    Returns
+    -------
+    int
+        ``Σ z_i``, exact unless the noisy sum wrapped around modulo q.
+    """
     q = params.modulus
     total = residue_sum(shuffled, q)
     center = params.n * params.precision // 2
@@ -209,5 +314,18 @@ def cloak_analyze(shuffled: np.ndarray, params: CloakParameters) -> int:
 
 
 def cloak_noise_halfwidth(noise: DistributedNoise | None, n: int) -> int:
-    """Noise bound the modulus must accommodate (exceeded with probability ≤ 2⁻⁴⁰)."""
+    """Noise bound the modulus must accommodate (exceeded with probability ≤ 2⁻⁴⁰).
+
+    Parameters
+    ----------
+    noise : DistributedNoise or None
+        The pre-randomizer; None for none.
+    n : int
+        Number of users.
+
+    Returns
+    -------
+    int
+        In grid steps; 0 without noise.
+    """
     return 0 if noise is None else noise.tail_bound(n, OVERFLOW_TARGET)

@@ -44,6 +44,37 @@ class ShuffleResult:
 
     ``value`` is None in plan mode. ``details`` holds protocol-specific figures (the
     cloak's modulus and encoding distance, the blanket's γ and precision k).
+
+    Attributes
+    ----------
+    mechanism, query : str
+        ``"cloak"`` or ``"blanket"``; ``"sum"`` or ``"mean"``.
+    value : float or None
+        The released sum or mean, in the values' units (None in plan mode).
+    stderr : float
+        Upper bound on the standard error (values' units).
+    error_bound : float
+        ``P(|error| > error_bound) ≤ 1 − confidence``.
+    confidence : float
+        The error bound's level.
+    epsilon, delta : float
+        The protocol's central guarantee (replace-one).
+    n : int
+        Number of users.
+    messages_per_user, bits_per_message : int
+        The communication cost.
+    simulated : bool
+        True when a seeded generator drew the randomness.
+    source : str
+        The random source's label.
+    clamped, missing_count : int
+        Values outside the bounds, and missing values (analyst-only).
+    accounting : str
+        How the guarantee was derived.
+    details : dict
+        Protocol-specific figures.
+    notes : list of str
+        What the user should know.
     """
 
     mechanism: str
@@ -66,6 +97,12 @@ class ShuffleResult:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field, as a plain dict.
+
+        Returns
+        -------
+        dict
+        """
         return asdict(self)
 
     def _scale(self, factor: float) -> None:
@@ -83,7 +120,28 @@ def _confidence(value: float) -> float:
 class CloakProtocol:
     """GPV19's invisibility cloak with a distributed-noise pre-randomizer (see
     :mod:`dpstudio.engine.shuffle.cloak`). ``noise="none"`` (engine use only) drops the
-    pre-randomizer: the exact sum of the rounded inputs, no DP against one user's change."""
+    pre-randomizer: the exact sum of the rounded inputs, no DP against one user's change.
+
+    Ghazi, Pagh & Velingker (2019); the reduction to (ε, δ)-DP is Balle, Bell, Gascón &
+    Nissim (2020).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The central guarantee; δ > 0.
+    noise : {"skellam", "gaussian", "none"}
+        The pre-randomizer's shares (:mod:`dpstudio.engine.distributed.noise`).
+    precision_bits : int
+        Values are rounded to ``2^bits`` steps of their range; 0 chooses
+        (:func:`~dpstudio.engine.distributed.encoding.auto_precision_bits`).
+    confidence : float
+        Level of the error bound, in (0, 1).
+
+    Raises
+    ------
+    ParameterError
+        For a bad ε, δ, noise, precision or confidence.
+    """
 
     name = "cloak"
 
@@ -100,9 +158,32 @@ class CloakProtocol:
 
     @property
     def precision(self) -> int:
+        """``p = 2^precision_bits``: a value is an integer in ``{0, …, p}``."""
         return 1 << self.precision_bits
 
     def parameters(self, n: int) -> tuple[cloak.CloakParameters, DistributedNoise | None]:
+        """The cloak's parameters and the calibrated noise shares for ``n`` users.
+
+        δ is split: 90% to the noise, the rest (over ``1 + e^ε``) to the encoding's
+        total variation (:data:`~dpstudio.engine.shuffle.cloak.TV_SHARE`).
+
+        Parameters
+        ----------
+        n : int
+            Number of users, ≥ 2.
+
+        Returns
+        -------
+        (CloakParameters, DistributedNoise or None)
+            The noise is None for ``noise="none"``.
+
+        Raises
+        ------
+        QueryError
+            For fewer than 2 users.
+        ParameterError
+            When no parameters reach the δ budget.
+        """
         n = int(n)
         if n < 2:
             raise QueryError(f"the cloak needs at least 2 users, got {n}")
@@ -115,7 +196,25 @@ class CloakProtocol:
                                       cloak.cloak_noise_halfwidth(dn, n)), dn
 
     def plan(self, n: int, query: str = "sum") -> ShuffleResult:
-        """Report figures on the [0, 1] scale of the values (sum of n values in [0, 1])."""
+        """Report figures on the [0, 1] scale of the values (sum of n values in [0, 1]).
+
+        Parameters
+        ----------
+        n : int
+            Number of users.
+        query : str
+            ``"sum"`` or ``"mean"`` (a label here; scaling is the caller's).
+
+        Returns
+        -------
+        ShuffleResult
+            ``value`` None, errors on the [0, 1] scale of the sum.
+
+        Raises
+        ------
+        QueryError, ParameterError
+            As :meth:`parameters`.
+        """
         params, dn = self.parameters(n)
         n = params.n
         beta = 1.0 - self.confidence
@@ -151,7 +250,31 @@ class CloakProtocol:
         )
 
     def run(self, values, bounds, source: Source, query: str = "sum") -> ShuffleResult:
-        """Encode every user's messages, shuffle all n·m of them, analyze."""
+        """Encode every user's messages, shuffle all n·m of them, analyze.
+
+        Parameters
+        ----------
+        values : array_like
+            The column, one value per user (missing values are sent as the middle of the
+            bounds).
+        bounds : tuple of float
+            ``(lower, upper)``; values outside are clamped.
+        source : Source
+            The random source (rounding, shares, messages, permutation).
+        query : str
+            ``"sum"`` or ``"mean"``.
+
+        Returns
+        -------
+        ShuffleResult
+            In the values' units.
+
+        Raises
+        ------
+        QueryError, ParameterError
+            For missing or bad bounds, a non-numeric or empty column, or fewer than 2
+            users.
+        """
         enc = encoding.encode_values(values, bounds, self.precision, source)
         params, dn = self.parameters(enc.n)
         z = enc.steps if dn is None else enc.steps + dn.shares(enc.n, source)
@@ -164,7 +287,25 @@ class CloakProtocol:
 
 
 class BlanketProtocol:
-    """BBGN19's single-message protocol (see :mod:`dpstudio.engine.shuffle.blanket`)."""
+    """BBGN19's single-message protocol (see :mod:`dpstudio.engine.shuffle.blanket`).
+
+    Balle, Bell, Gascón & Nissim (CRYPTO 2019), "The Privacy Blanket of the Shuffle
+    Model".
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The central guarantee; ε ≤ 1 (checked when parameters are chosen), δ > 0.
+    precision : int
+        ``k``: values are rounded to ``{0, …, k}``; 0 chooses ``k`` for the least error.
+    confidence : float
+        Level of the error bound, in (0, 1).
+
+    Raises
+    ------
+    ParameterError
+        For a bad ε, δ or confidence.
+    """
 
     name = "blanket"
 
@@ -176,9 +317,44 @@ class BlanketProtocol:
         self.confidence = _confidence(confidence)
 
     def parameters(self, n: int) -> blanket.BlanketParameters:
+        """Blanket probability γ and precision k for ``n`` users.
+
+        Parameters
+        ----------
+        n : int
+            Number of users, ≥ 2.
+
+        Returns
+        -------
+        BlanketParameters
+
+        Raises
+        ------
+        ParameterError
+            For fewer than 2 users, ε > 1, or too few users for γ < 1.
+        """
         return blanket.blanket_parameters(int(n), self.epsilon, self.delta, self.k)
 
     def plan(self, n: int, query: str = "sum") -> ShuffleResult:
+        """Report figures on the [0, 1] scale of the values (sum of n values in [0, 1]).
+
+        Parameters
+        ----------
+        n : int
+            Number of users.
+        query : str
+            ``"sum"`` or ``"mean"`` (a label here; scaling is the caller's).
+
+        Returns
+        -------
+        ShuffleResult
+            ``value`` None.
+
+        Raises
+        ------
+        ParameterError
+            As :meth:`parameters`.
+        """
         params = self.parameters(n)
         var = params.variance()
         half = encoding.bernstein_half_width(var, params.term_range, 1.0 - self.confidence)
@@ -193,6 +369,30 @@ class BlanketProtocol:
         )
 
     def run(self, values, bounds, source: Source, query: str = "sum") -> ShuffleResult:
+        """Randomize every user's message, shuffle the n messages, debias their sum.
+
+        Parameters
+        ----------
+        values : array_like
+            The column (missing values are sent as the middle of the bounds).
+        bounds : tuple of float
+            ``(lower, upper)``; values outside are clamped.
+        source : Source
+            The random source.
+        query : str
+            ``"sum"`` or ``"mean"``.
+
+        Returns
+        -------
+        ShuffleResult
+            In the values' units.
+
+        Raises
+        ------
+        QueryError, ParameterError
+            For missing or bad bounds, a non-numeric or empty column, or parameters that
+            cannot be met.
+        """
         from dpstudio.engine import sampling
 
         u, lo, hi, clamped, missing = encoding.unit_values(values, bounds)
@@ -237,6 +437,32 @@ def run_shuffle_sum(values, bounds, mechanism: str, epsilon: float, delta: float
 
     ``params`` are the entry's parameters (cloak: ``noise``, ``precision_bits``; blanket:
     ``precision``) and ``confidence`` (default 0.95).
+
+    Parameters
+    ----------
+    values : array_like
+        The column, one value per user.
+    bounds : tuple of float
+        Declared ``(lower, upper)``.
+    mechanism : {"cloak", "blanket"}
+        The protocol.
+    epsilon, delta : float
+        The central guarantee (replace-one neighbours).
+    source : Source
+        The random source (:class:`~dpstudio.engine.rng.SecureSource` for a release).
+    query : {"sum", "mean"}
+        What is released.
+    **params
+        See above.
+
+    Returns
+    -------
+    ShuffleResult
+
+    Raises
+    ------
+    QueryError, ParameterError
+        For an unknown mechanism or query, bad parameters, bounds or column.
     """
     _check_query(query)
     return _protocol(mechanism, epsilon, delta, params).run(values, bounds, source, query)
@@ -244,7 +470,27 @@ def run_shuffle_sum(values, bounds, mechanism: str, epsilon: float, delta: float
 
 def plan_shuffle_sum(n: int, bounds, mechanism: str, epsilon: float, delta: float,
                      query: str = "sum", **params: Any) -> ShuffleResult:
-    """The report of :func:`run_shuffle_sum` for n users, without data or simulation."""
+    """The report of :func:`run_shuffle_sum` for n users, without data or simulation.
+
+    Parameters
+    ----------
+    n : int
+        Number of users.
+    bounds : tuple of float
+        Declared ``(lower, upper)``: the errors are in the values' units.
+    mechanism, epsilon, delta, query, **params
+        As for :func:`run_shuffle_sum`.
+
+    Returns
+    -------
+    ShuffleResult
+        ``value`` None.
+
+    Raises
+    ------
+    QueryError, ParameterError
+        For an unknown mechanism or query, bad parameters or bounds.
+    """
     _check_query(query)
     lo, hi = encoding.check_bounds(bounds)
     out = _protocol(mechanism, epsilon, delta, params).plan(int(n), query)

@@ -41,7 +41,27 @@ COMPOSABLE = ("gaussian", "laplace", "discrete_laplace", "rr", "krr")
 
 
 def compose_gaussian(mu: float, k: int, alpha=None) -> TradeoffCurve:
-    """k-fold composition of G_μ: exactly G_{μ√k} (DRS Cor. 3.3)."""
+    """k-fold composition of G_μ: exactly G_{μ√k} (DRS Cor. 3.3).
+
+    Parameters
+    ----------
+    mu : float
+        μ ≥ 0 of one run.
+    k : int
+        Number of runs, ≥ 1.
+    alpha : array_like, optional
+        Type I errors in [0, 1] (default :func:`alpha_grid`).
+
+    Returns
+    -------
+    TradeoffCurve
+        Exact.
+
+    Raises
+    ------
+    ParameterError
+        For a bad μ, ``k`` or ``alpha``.
+    """
     m = _check_mu(mu)
     kk = _check_int(k, "the number of compositions", 1)
     curve = gaussian_tradeoff(m * math.sqrt(kk), alpha)
@@ -135,11 +155,15 @@ def compose_tradeoff(mechanism: str, params: Mapping[str, Any], compositions: in
     Parameters
     ----------
     mechanism : {"gaussian", "laplace", "discrete_laplace", "rr", "krr"}
-        With ``params``: gaussian ``sigma``, ``sensitivity`` (default 1); laplace and
+        The mechanism run each time (:data:`COMPOSABLE`).
+    params : mapping
+        Its parameters: gaussian ``sigma``, ``sensitivity`` (default 1); laplace and
         discrete_laplace ``scale``, ``sensitivity`` (default 1; an integer for the
         discrete one); rr ``epsilon``; krr ``epsilon``, ``k``.
     compositions : int
         Number of runs, ≥ 1.
+    alpha : array_like, optional
+        Type I errors in [0, 1] (default :func:`alpha_grid`).
     method : {"auto", "exact", "pld"}
         ``exact``: the Gaussian is G_{μ√k}; rr, krr and discrete_laplace have privacy losses
         on a lattice, so the k-fold loss distribution is a k-fold convolution of a finite
@@ -149,6 +173,18 @@ def compose_tradeoff(mechanism: str, params: Mapping[str, Any], compositions: in
         lattice too large).
     eps_grid : array_like, optional
         Passed to :func:`profile_to_tradeoff` on the PLD route.
+
+    Returns
+    -------
+    TradeoffCurve
+        ``exact`` True on the closed-form and lattice routes, False on the PLD route
+        (a pessimistic lower envelope).
+
+    Raises
+    ------
+    ParameterError
+        For an unknown mechanism or method, a bad parameter, or ``method="exact"`` where
+        no exact composition exists.
     """
     if mechanism not in COMPOSABLE:
         raise ParameterError(f"unknown mechanism {mechanism!r}; expected one of "

@@ -16,7 +16,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from dpstudio.engine.calibration import validate_delta, validate_epsilon, validate_sensitivity
-from dpstudio.engine.checks import non_negative
+from dpstudio.engine.checks import non_negative, number, positive
 from dpstudio.engine.errors import ParameterError
 
 __all__ = [
@@ -85,6 +85,21 @@ class TradeoffCurve:
         Exact for closed forms and piecewise-linear curves. Otherwise the linear
         interpolation of the grid, which lies *above* a convex f between grid points
         (slightly optimistic); pass a denser grid when that matters.
+
+        Parameters
+        ----------
+        alpha : array_like
+            Type I errors in [0, 1].
+
+        Returns
+        -------
+        numpy.ndarray
+            β = f(α), in [0, 1].
+
+        Raises
+        ------
+        ParameterError
+            For type I errors outside [0, 1] or an empty ``alpha``.
         """
         a = _check_alpha(alpha)
         if self.evaluator is not None:
@@ -95,7 +110,13 @@ class TradeoffCurve:
         return np.interp(a, self.alpha[order], self.beta[order])
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dictionary: alpha, beta (lists), label, exact, note."""
+        """JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+            ``alpha`` and ``beta`` (lists), ``label``, ``exact``, ``note``.
+        """
         return {"alpha": self.alpha.tolist(), "beta": self.beta.tolist(),
                 "label": self.label, "exact": self.exact, "note": self.note}
 
@@ -105,6 +126,21 @@ def alpha_grid(points: int = 200) -> np.ndarray:
 
     Cubic spacing α_i = (i/(n−1))³: half of the points lie below α = 1/8, the first step
     is (n−1)⁻³, and the last one 3/(n−1).
+
+    Parameters
+    ----------
+    points : int
+        The number of type I errors, ≥ 2.
+
+    Returns
+    -------
+    numpy.ndarray
+        Increasing α from 0 to 1.
+
+    Raises
+    ------
+    ParameterError
+        When ``points`` is not an integer ≥ 2.
     """
     try:
         n = operator.index(points)
@@ -128,10 +164,12 @@ def _check_alpha(alpha) -> np.ndarray:
 
 
 def _check_mu(mu: float) -> float:
+    """μ as a float ≥ 0 (shared with :mod:`~dpstudio.engine.tradeoff.compose`)."""
     return non_negative("μ", mu)
 
 
 def _check_int(value, name: str, minimum: int) -> int:
+    """``value`` as an int ≥ ``minimum``: an int, a numpy integer or a whole float."""
     try:
         n = operator.index(value)
     except TypeError:
@@ -139,8 +177,9 @@ def _check_int(value, name: str, minimum: int) -> int:
             n = int(value)
         else:
             raise ParameterError(f"{name} must be an integer ≥ {minimum}, got {value!r}") from None
-    if isinstance(value, bool) or n < minimum:
+    if isinstance(value, bool):
         raise ParameterError(f"{name} must be an integer ≥ {minimum}, got {value!r}")
+    number(name, n, low=minimum, what="an integer")
     return n
 
 
@@ -159,6 +198,23 @@ def gaussian_tradeoff(mu: float, alpha=None) -> TradeoffCurve:
     The Gaussian mechanism with noise σ on a query of ℓ₂ sensitivity Δ is exactly
     G_{Δ/σ}-DP (DRS: μ-GDP with μ = Δ/σ). Exact; symmetric (f = f⁻¹), with fixed
     point α = Φ(−μ/2).
+
+    Parameters
+    ----------
+    mu : float
+        μ = Δ/σ, ≥ 0.
+    alpha : array_like, optional
+        Type I errors in [0, 1] (default :func:`alpha_grid`).
+
+    Returns
+    -------
+    TradeoffCurve
+        Exact, with the closed form as its evaluator.
+
+    Raises
+    ------
+    ParameterError
+        For μ < 0 or not finite; type I errors outside [0, 1] or an empty ``alpha``.
     """
     m = _check_mu(mu)
     a = _check_alpha(alpha)
@@ -193,6 +249,23 @@ def laplace_tradeoff(epsilon: float, alpha=None) -> TradeoffCurve:
     The outer pieces are straight lines because the likelihood ratio is constant there
     (randomized tests). Exact, symmetric, and above the pure ε bound (touching it only at
     α = 0, 1).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε = Δ/b > 0.
+    alpha : array_like, optional
+        Type I errors in [0, 1] (default :func:`alpha_grid`).
+
+    Returns
+    -------
+    TradeoffCurve
+        Exact, with the closed form as its evaluator.
+
+    Raises
+    ------
+    ParameterError
+        For ε ≤ 0 or not finite; type I errors outside [0, 1] or an empty ``alpha``.
     """
     eps = validate_epsilon(epsilon)
     a = _check_alpha(alpha)
@@ -217,6 +290,26 @@ def epsilon_delta_tradeoff(epsilon: float, delta: float = 0.0, alpha=None) -> Tr
     Wasserman & Zhou 2010; Kairouz, Oh & Viswanath 2017; DRS Prop. 2.5. ε = 0 is
     accepted (δ is then a total-variation bound). Piecewise linear with knots (0, 1−δ),
     ((1−δ)/(1+e^ε), (1−δ)/(1+e^ε)), (1−δ, 0), (1, 0).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε ≥ 0.
+    delta : float
+        0 ≤ δ < 1.
+    alpha : array_like, optional
+        Type I errors in [0, 1] (default :func:`alpha_grid`).
+
+    Returns
+    -------
+    TradeoffCurve
+        Exact, with its knots.
+
+    Raises
+    ------
+    ParameterError
+        For ε < 0, δ outside [0, 1), or a non-finite value; type I errors outside
+        [0, 1] or an empty ``alpha``.
     """
     eps = non_negative("ε", epsilon)
     d = validate_delta(delta)
@@ -275,10 +368,21 @@ def neyman_pearson_knots(p, q) -> tuple[np.ndarray, np.ndarray]:
     Outputs with p = 0 < q have an infinite ratio and are rejected first (at α = 0);
     outputs with q = 0 < p come last (β already 0); outputs with p = q = 0 are ignored.
 
+    Parameters
+    ----------
+    p, q : array_like
+        The output pmfs on D and D′, over the same outputs in the same order (each sums
+        to 1 within 1e-9).
+
     Returns
     -------
     alpha, beta : numpy.ndarray
         Strictly increasing α from 0 to 1 and non-increasing β ending at 0.
+
+    Raises
+    ------
+    ParameterError
+        For arrays that are not pmfs, or pmfs of different lengths.
     """
     pp, qq = _check_pmf(p, "p"), _check_pmf(q, "q")
     if pp.shape != qq.shape:
@@ -297,6 +401,25 @@ def discrete_tradeoff(p, q, alpha=None, label: str = "discrete mechanism") -> Tr
     ``p`` and ``q`` are its output pmfs on D and D′ (same outputs, same order). The curve
     is the piecewise-linear interpolation of :func:`neyman_pearson_knots` (exact: the
     segments are the randomized Neyman–Pearson tests), evaluated on ``alpha``.
+
+    Parameters
+    ----------
+    p, q : array_like
+        The output pmfs on D and D′.
+    alpha : array_like, optional
+        Type I errors in [0, 1] (default :func:`alpha_grid`).
+    label : str
+        The curve's label.
+
+    Returns
+    -------
+    TradeoffCurve
+        Exact, with its knots.
+
+    Raises
+    ------
+    ParameterError
+        As :func:`neyman_pearson_knots`; type I errors outside [0, 1] or an empty ``alpha``.
     """
     a = _check_alpha(alpha)
     ka, kb = neyman_pearson_knots(p, q)
@@ -330,6 +453,25 @@ def krr_tradeoff(epsilon: float, k: int, alpha=None) -> TradeoffCurve:
     with knots (0, 1), (1/Z, (k−1)/Z), ((k−1)/Z, 1/Z), (1, 0). It is what
     :func:`discrete_tradeoff` gives on P and Q. For k = 2 the middle segment vanishes and
     f is the pure ε-DP bound (binary randomized response, Kairouz, Oh & Viswanath 2017).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0.
+    k : int
+        The number of values, ≥ 2.
+    alpha : array_like, optional
+        Type I errors in [0, 1] (default :func:`alpha_grid`).
+
+    Returns
+    -------
+    TradeoffCurve
+        Exact, with its knots.
+
+    Raises
+    ------
+    ParameterError
+        For ε ≤ 0, k < 2 or not whole; type I errors outside [0, 1] or an empty ``alpha``.
     """
     eps = validate_epsilon(epsilon)
     kk = _check_int(k, "k (number of values)", 2)
@@ -347,7 +489,25 @@ def krr_tradeoff(epsilon: float, k: int, alpha=None) -> TradeoffCurve:
 
 
 def randomized_response_tradeoff(epsilon: float, alpha=None) -> TradeoffCurve:
-    """Binary randomized response: exactly the pure ε-DP bound max(0, 1−e^ε α, e^{−ε}(1−α))."""
+    """Binary randomized response: exactly the pure ε-DP bound max(0, 1−e^ε α, e^{−ε}(1−α)).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0.
+    alpha : array_like, optional
+        Type I errors in [0, 1] (default :func:`alpha_grid`).
+
+    Returns
+    -------
+    TradeoffCurve
+        :func:`krr_tradeoff` with k = 2.
+
+    Raises
+    ------
+    ParameterError
+        As :func:`krr_tradeoff`.
+    """
     return krr_tradeoff(epsilon, 2, alpha)
 
 
@@ -369,6 +529,7 @@ def _dlap_pair(scale: float, sensitivity: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _check_integer_sensitivity(sensitivity) -> int:
+    """Δ as an int: the sensitivity's range is :func:`validate_sensitivity`'s."""
     s = validate_sensitivity(sensitivity)
     if s != math.floor(s):
         raise ParameterError(f"the discrete Laplace needs an integer sensitivity, got {s:g}")
@@ -376,13 +537,8 @@ def _check_integer_sensitivity(sensitivity) -> int:
 
 
 def _check_scale(scale, name: str = "scale") -> float:
-    try:
-        b = float(scale)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be a number, got {scale!r}") from None
-    if not math.isfinite(b) or b <= 0:
-        raise ParameterError(f"{name} must be a finite number greater than 0, got {scale!r}")
-    return b
+    """A noise scale as a float > 0 (shared with :mod:`~dpstudio.engine.tradeoff.compose`)."""
+    return positive(name, scale)
 
 
 def discrete_laplace_tradeoff(scale: float, sensitivity: int = 1, alpha=None) -> TradeoffCurve:
@@ -392,6 +548,26 @@ def discrete_laplace_tradeoff(scale: float, sensitivity: int = 1, alpha=None) ->
     (both infinite tails have a constant likelihood ratio, so nothing is truncated). For
     Δ = 1 it is binary randomized response with ε = 1/scale; in general it lies above the
     (Δ/scale)-DP bound, which it touches near α = 0 and 1.
+
+    Parameters
+    ----------
+    scale : float
+        The noise's scale t > 0.
+    sensitivity : int
+        The integer shift Δ ≥ 1.
+    alpha : array_like, optional
+        Type I errors in [0, 1] (default :func:`alpha_grid`).
+
+    Returns
+    -------
+    TradeoffCurve
+        Exact, with its knots.
+
+    Raises
+    ------
+    ParameterError
+        For scale ≤ 0, a sensitivity that is not a positive integer or too large for the
+        exact construction; type I errors outside [0, 1] or an empty ``alpha``.
     """
     t = _check_scale(scale)
     sens = _check_integer_sensitivity(sensitivity)

@@ -78,6 +78,21 @@ def profile_to_tradeoff(delta_of_eps: Callable[[np.ndarray], np.ndarray], alpha=
     eps_grid : array_like, optional
         The ε of the lines. Default: 2001 points uniform on [0, E] with E the first power
         of two where δ(E) ≤ 1e-15 (at most 256).
+    symmetric : bool
+        Add the mirrored line of each ε (above).
+    label : str
+        The curve's label.
+
+    Returns
+    -------
+    TradeoffCurve
+        ``exact`` False; its evaluator is the envelope itself.
+
+    Raises
+    ------
+    ParameterError
+        For a bad ``alpha``, an empty or non-finite ``eps_grid``, or a profile returning
+        NaN.
     """
     a = _check_alpha(alpha)
     eps = (_default_eps_grid(delta_of_eps) if eps_grid is None
@@ -110,6 +125,23 @@ def tradeoff_to_profile(curve: TradeoffCurve, eps) -> np.ndarray:
     curves) and over its grid otherwise, which for a smooth f gives a value at most
     (h/2)(f′(α₊) − f′(α₋)) *below* the true δ, h the grid step around the maximizer and
     f′(α±) the slopes at its ends: use a fine grid there, or a closed form.
+
+    Parameters
+    ----------
+    curve : TradeoffCurve
+        The trade-off curve.
+    eps : array_like of float
+        Finite ε (any shape; negative ε allowed).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape of ``eps``
+        δ(ε) in [0, 1].
+
+    Raises
+    ------
+    ParameterError
+        For a non-finite ε.
     """
     e = np.asarray(eps, dtype=np.float64)
     if not np.all(np.isfinite(e)):
@@ -131,6 +163,23 @@ def gaussian_epsilon(mu: float, delta: float) -> float:
     Inverts δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (DRS Cor. 2.13, the Balle & Wang 2018
     profile with Δ/σ = μ) by bisection, returning the upper end of the bracket, whose δ is
     at most the one asked for.
+
+    Parameters
+    ----------
+    mu : float
+        μ ≥ 0.
+    delta : float
+        Target δ, in (0, 1).
+
+    Returns
+    -------
+    float
+        ε ≥ 0 (0 when G_μ is already (0, δ)-DP).
+
+    Raises
+    ------
+    ParameterError
+        For a bad μ or δ.
     """
     m = _check_mu(mu)
     d = validate_delta(delta, required=True)

@@ -145,7 +145,7 @@ def _takes_words(oracle) -> bool:
 def _sketch_bit_pvalues(cms, keys, reports, eps) -> tuple[float, float]:
     """Binomial p-values of the bits a count-mean sketch report sets: the user's own
     bucket is 1 with probability e^{ε/2}/(1+e^{ε/2}), any other with 1/(1+e^{ε/2})."""
-    from dpstudio.engine.local.frequency import get_bits
+    from dpstudio.engine.local.bits import get_bits
 
     keep = math.exp(eps / 2) / (1 + math.exp(eps / 2))
     j = np.asarray(reports.j, dtype=np.int64)
