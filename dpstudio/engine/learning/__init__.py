@@ -4,22 +4,29 @@
 fits ℓ₂-regularized logistic regression on features normalized by their declared bounds
 and releases the coefficients with exact lattice noise; see :mod:`.erm`. Registry entry:
 ``dp_erm_logistic`` (kind ``"model"``, query ``"logistic_regression"``).
+
+One module per part: :mod:`.features` (the inputs every learner shares),
+:mod:`.logistic` (the solver and its sensitivity), :mod:`.output_perturbation` (the
+lattice noise) and :mod:`.erm` (the release and its registry entry). A new learner or
+privatization gets its own module beside them.
 """
 
 from dpstudio.engine.learning.erm import (
-    INTERCEPT,
     LogisticERM,
-    LogisticFit,
     ModelRelease,
-    OutputPerturbation,
-    binary_labels,
-    calibrate_output_perturbation,
-    design_matrix,
+    release_logistic,
+    simulate_logistic,
+)
+from dpstudio.engine.learning.features import INTERCEPT, binary_labels, design_matrix
+from dpstudio.engine.learning.logistic import (
+    LogisticFit,
     fit_logistic,
     gradient_tolerance,
-    release_logistic,
     sensitivity_l2,
-    simulate_logistic,
+)
+from dpstudio.engine.learning.output_perturbation import (
+    OutputPerturbation,
+    calibrate_output_perturbation,
 )
 
 __all__ = [

@@ -171,7 +171,7 @@ def model_data(n: int, seed: int = 0) -> dict[str, np.ndarray]:
 
 
 def model_fit(columns, lam):
-    from dpstudio.engine.learning.erm import design_matrix, fit_logistic
+    from dpstudio.engine.learning import design_matrix, fit_logistic
 
     X = design_matrix(columns, ["a", "b"], MODEL_BOUNDS)
     return fit_logistic(X, columns["y"].astype(float), lam).theta
@@ -226,7 +226,7 @@ class ModelAdapter(Adapter):
 
     def _released_noise(self, plan, count: int, seed: int) -> np.ndarray:
         """The noise the release adds, in grid steps: released θ on a lattice, minus θ."""
-        from dpstudio.engine.learning.erm import perturb, snap
+        from dpstudio.engine.learning.output_perturbation import perturb, snap
 
         theta = np.tile(model_fit(model_data(200, seed=1), 0.01), count // self.P + 1)
         out = perturb(theta, plan, SimulationSource(seed))
@@ -245,7 +245,7 @@ class ModelAdapter(Adapter):
                 assert binned_chi2(noise, k, pmf) < REJECT, factor
 
     def audit(self, info):
-        from dpstudio.engine.learning.erm import perturb
+        from dpstudio.engine.learning.output_perturbation import perturb
 
         for delta in (0.0, AUDIT_DELTA):
             plan = self._plan(info, 200, 0.01, AUDIT_EPS, delta)
