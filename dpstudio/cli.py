@@ -2,6 +2,7 @@
 
     dpstudio [DATASET] [--screenshot FILE.png] [--size 1400x900] [--view analysis|data|...]
     dpstudio query DATA --column C --query mean --bounds 0,100 --mechanism laplace --epsilon 1
+    dpstudio compare DATA --column C --query mean --bounds 0,100 --epsilon 1 [--json]
     dpstudio mechanisms [--json]
     dpstudio tradeoff --mechanism gaussian --sigma 1 [--compose 10] [--json]
     dpstudio account --mechanism subsampled-gaussian --sigma 1.1 --sample-rate 0.01 ...
@@ -25,6 +26,7 @@ __all__ = ["COMMANDS", "main"]
 # Command name → module in dpstudio.commands with parser() and run(argv).
 COMMANDS = {
     "query": "query",
+    "compare": "compare",
     "mechanisms": "mechanisms",
     "account": "account",
     "tradeoff": "tradeoff",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, replace
+from typing import Any
 
 from dpstudio.analysis.request import MODEL_QUERIES, AnalysisSpec
 from dpstudio.analysis.resolve import randomizer_privacy
@@ -28,6 +29,7 @@ __all__ = [
     "mechanism_fits",
     "releasable",
     "releasable_trust_models",
+    "release_fill",
     "release_query",
     "release_refusal",
     "release_relation",
@@ -306,3 +308,31 @@ def release_query(analysis: AnalysisSpec) -> QuerySpec:
             eps, _ = randomizer_privacy(info, info.resolve(query.mechanism_params()), query)
             query = replace(query, epsilon=eps)
     return query
+
+
+def release_fill(spec: Any, trust_model: str) -> float | None:
+    """What a release of ``trust_model`` puts in place of a missing value, or None if it
+    drops missing values.
+
+    Where the analyst chooses the treatment (the ``"missing"`` option: central), the
+    query's own imputation; elsewhere every row reports, a missing value as the middle
+    of the declared bounds (the protocols' and randomizers' encoding).
+
+    Parameters
+    ----------
+    spec : QuerySpec
+        The query, with its declared bounds and missing-value treatment.
+    trust_model : str
+        A trust model's name.
+
+    Returns
+    -------
+    float or None
+    """
+    if "missing" in capability(trust_model).options:
+        return spec.impute_value()
+    if spec.bounds is None:
+        return None
+    from dpstudio.engine.missing import midpoint
+
+    return midpoint(float(spec.bounds[0]), float(spec.bounds[1]))

@@ -515,16 +515,14 @@ def fixed_epsilon(s: Choices) -> float | None:
     return low if math.isclose(low, high, rel_tol=1e-12) else None
 
 
-def _defaults_if_other(s: Choices, info: MechanismInfo) -> dict[str, Any]:
-    """The chosen parameters for the chosen mechanism; defaults for a comparison one."""
-    if info.name == s.mechanism:
-        return s.param_dict()
-    return {p.name: p.default for p in info.params if p.name not in ("epsilon", "delta")}
-
-
 def comparison_settings(s: Choices, models: tuple[str, ...] = VIEW_TRUST_MODELS
                         ) -> list[Choices]:
-    """The same column and query under each other trust model's first matching mechanism.
+    """The same column and query under each trust model compared, like with like.
+
+    Every one at the same ε and δ, replace-one neighbours and n known
+    (:func:`~dpstudio.analysis.footing.like_for_like`). A central choice also gets the
+    central model on that footing, for when its own relation or treatment of n differ
+    (the utility view draws it only where it differs from the chosen line).
 
     Parameters
     ----------
@@ -535,14 +533,16 @@ def comparison_settings(s: Choices, models: tuple[str, ...] = VIEW_TRUST_MODELS
     Returns
     -------
     list of Choices
-        One per other trust model that has a mechanism for the column and query, at that
+        One per trust model that has a mechanism for the column and query, at that
         mechanism's default parameters, in the view's order.
     """
+    from dpstudio.analysis.footing import like_for_like  # it builds on this module
+
     out = []
     for tm in VIEW_TRUST_MODELS:
-        if tm == s.trust_model or tm not in models:
+        if tm not in models or (tm == s.trust_model and tm != "central"):
             continue
-        for info in mechanisms_for(tm, s.value_types, s.query)[:1]:
-            params = tuple(sorted(_defaults_if_other(s, info).items()))
-            out.append(replace(s, trust_model=tm, mechanism=info.name, params=params))
+        other = like_for_like(s, tm)
+        if other is not None:
+            out.append(other)
     return out

@@ -56,6 +56,12 @@ class Curve:
         True for the chosen mechanism, False for another trust model's, for comparison.
     noise_only : bool
         See below.
+    assumptions : str
+        One caption fragment: the curve's δ, neighbouring relation and whether n is
+        known (e.g. "δ = 1e-6 · replace-one · n known").
+    bias : float or None
+        The clamping (and imputation) bias included in an analytic curve, in the column's
+        units, measured on the data (analyst only); None where none is modelled.
     """
 
     name: str
@@ -68,8 +74,11 @@ class Curve:
     high: np.ndarray | None = None
     primary: bool = True
     #: An analytic line of the noise alone, where the release's expectation is not the
-    #: truth (clamping, imputation): its value at ε is not the whole error.
+    #: truth (clamping, imputation): its value at ε is not the whole error. The lines now
+    #: include the bias they model (``bias``), so this is False unless a caller builds one.
     noise_only: bool = False
+    assumptions: str = ""
+    bias: float | None = None
 
 
 @dataclass
@@ -92,6 +101,16 @@ class UtilityResult:
         What the plot should say.
     fixed_epsilon : float or None
         See below.
+    caption : str
+        One caption: the assumptions the compared curves share, and where a curve differs.
+    clamping : dict or None
+        Analyst only: ``fraction_outside`` (0..1 of the present values outside the
+        declared bounds), ``bounds`` (lo, hi), ``bias`` (the release's bias, units of the
+        statistic), ``warning`` (one sentence, or None while the bias is immaterial at
+        ε = 1 and at most 5% of the values lie outside), ``material_from_epsilon`` (the
+        smallest ε of the plot from which the bias is at least a tenth of the noise, or
+        None); None when no value is clamped or the query has no bias model
+        (:func:`dpstudio.analysis.bias.clamping_warning` gives the sentence at any ε).
     """
 
     key: tuple
@@ -104,6 +123,8 @@ class UtilityResult:
     #: The ε the mechanism's parameters fix (rr with a chosen p), else None: the marker
     #: then stands there, whatever the slider says.
     fixed_epsilon: float | None = None
+    caption: str = ""
+    clamping: dict | None = None
 
 
 @dataclass
@@ -327,7 +348,8 @@ def curve_name(trust_model: str, label: str, kind: str) -> str:
         The mechanism's label.
     kind : str
         ``"simulated"`` (the Monte-Carlo points of the chosen mechanism), ``"bound"`` (a
-        protocol's planned error) or anything else for an analytic line.
+        protocol's planned error), ``"like"`` (the central model on a comparison's
+        footing, beside the chosen central line) or anything else for an analytic line.
 
     Returns
     -------
@@ -336,5 +358,5 @@ def curve_name(trust_model: str, label: str, kind: str) -> str:
     """
     if kind == "simulated":
         return f"{trust_label(trust_model)}: simulated releases"
-    suffix = " (bound)" if kind == "bound" else ""
+    suffix = {"bound": " (bound)", "like": " (like for like)"}.get(kind, "")
     return f"{trust_label(trust_model)}: {short(label, 30)}{suffix}"

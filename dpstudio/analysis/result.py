@@ -22,8 +22,10 @@ from dpstudio.engine.registry import REGISTRY
 __all__ = [
     "LOCAL_PUBLIC_FIELDS",
     "MODEL_PUBLIC_FIELDS",
+    "N_PUBLIC_QUERIES",
     "PUBLIC_FIELDS",
     "AnalysisResult",
+    "central_n_public",
     "local_public",
     "model_public",
     "plain",
@@ -32,11 +34,17 @@ __all__ = [
 ]
 
 #: Fields of a central release that are functions of the noisy output and the declaration.
+#: The engine's result does not hold n; :meth:`AnalysisResult.public` adds it as ``n``
+#: where the engine makes it public (:func:`central_n_public`), and nowhere else.
 PUBLIC_FIELDS = (
     "query", "column", "mechanism", "epsilon", "delta", "relation", "value", "sensitivity",
     "noise_scale", "variance", "ci_low", "ci_high", "confidence", "variance_exact",
     "components", "notes", "simulated", "source",
 )
+
+#: Central statistics whose engine divides by the number of rows instead of a noisy count
+#: when the spec makes it public (:meth:`~dpstudio.engine.queries.QuerySpec.n_public`).
+N_PUBLIC_QUERIES = ("sum", "mean", "variance")
 
 #: Fields of a local-model result that are functions of the users' reports only (the
 #: analyst-only ``clamped`` count, a function of the raw values, is left out).
@@ -84,6 +92,26 @@ def shape_of(trust_model: str, query: str, is_model: bool = False) -> str:
     if query == "heavy_hitters":
         return "heavy_hitters"
     return _SHAPES.get(trust_model, "estimate")
+
+
+def central_n_public(query: Any) -> bool:
+    """Whether a central release of ``query`` publishes n, the number of rows.
+
+    The engine makes n public for a sum, mean or variance with imputed missing values
+    under replace-one neighbours (every row contributes and neighbours have the same
+    size: a mean divides by n, with no noisy count). Under add-remove, or when missing
+    values are dropped, n stays private.
+
+    Parameters
+    ----------
+    query : QuerySpec
+        The central query as drawn.
+
+    Returns
+    -------
+    bool
+    """
+    return query.query in N_PUBLIC_QUERIES and bool(query.n_public())
 
 
 def plain(value: Any) -> Any:
@@ -295,8 +323,15 @@ class AnalysisResult:
             out["analyst_only"] = dict(self.analyst_only)
         return out
 
-    def public(self) -> dict[str, Any]:
+    def public(self, rows: int | None = None) -> dict[str, Any]:
         """The fields that may be exported (an allow-list per kind of release).
+
+        Parameters
+        ----------
+        rows : int, optional
+            The number of rows the analysis read. A central release exports it as ``n``
+            only where the engine makes n public (:func:`central_n_public`); anywhere
+            else it is ignored (a local or model result states its own ``n``).
 
         Returns
         -------
@@ -317,6 +352,8 @@ class AnalysisResult:
             out = local_public(self.engine, a.query.column, a.query.relation)
         elif a.trust_model == "central":
             out = public_result(self.engine)
+            if rows is not None and central_n_public(a.query):
+                out["n"] = int(rows)
         else:
             raise ValueError(f"a {a.trust_model}-model release is not exported yet")
         return out

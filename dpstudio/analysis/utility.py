@@ -1,30 +1,42 @@
 """Error against ε: the analysis view's utility curves, a pure job ``utility(s, values, state)``.
 
-For the chosen mechanism: an analytic line where the engine has one and Monte-Carlo
-points with error bars on the analyst's column; beside it, the other trust models' first
-matching mechanisms at the same column and query. The curves do not depend on the
-current ε, so the view caches them by :meth:`~dpstudio.analysis.choices.Choices.utility_key`.
+For the chosen mechanism: an analytic line of its expected error, √(noise² + bias²) with
+the bias of clamping and imputing measured on the data (:mod:`dpstudio.analysis.bias`),
+and Monte-Carlo points with error bars on the analyst's column; beside them, the other
+trust models compared like with like — the same ε and δ, replace-one neighbours, n known
+(:mod:`dpstudio.analysis.footing`) — and the central model on that footing where the
+chosen central line is off it. The numbers come from :mod:`dpstudio.analysis.compare`, as
+``dpstudio compare``'s do. The curves do not depend on the current ε, so the view caches
+them by :meth:`~dpstudio.analysis.choices.Choices.utility_key`.
 
 Trust models other than the central one are handled through their registry entries
 generically: a ``"randomizer"`` entry builds an oracle with ``variance``/``randomize``/
 ``estimate`` (:mod:`dpstudio.engine.local.base`); shuffle and distributed entries
 contribute whatever their protocol plans offer (a standard error, an ``epsilon``), never
-per-mechanism code. The plans come from the one dispatch
-(:func:`dpstudio.analysis.dispatch.plan`); :func:`sum_plan` serves only the curves here.
-The preview (:mod:`dpstudio.analysis.preview`) shares the choices-level helpers:
-:func:`sum_analysis` (the protocol's analysis at an ε), :func:`protocol_values`,
-:func:`estimand` and :func:`imputation_shift`.
-Everything random is a simulation, seeded and labelled so.
+per-mechanism code. The preview (:mod:`dpstudio.analysis.preview`) shares the
+choices-level helpers re-exported here: :func:`sum_analysis`, :func:`protocol_values`,
+:func:`estimand` and :func:`imputation_shift`. Everything random is a simulation, seeded
+and labelled so.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from dpstudio.analysis.bias import (
+    analyst_bias,
+    clamping_report,
+    estimand,
+    imputation_shift,
+    protocol_values,
+    release_bias,
+    with_bias,
+)
 from dpstudio.analysis.choices import (
     LINE_EPSILONS,
     MC_EPSILONS,
@@ -33,18 +45,23 @@ from dpstudio.analysis.choices import (
     build_randomizer,
     comparison_settings,
     fixed_epsilon,
-    is_histogram,
     local_inputs,
-    resolved_params,
+)
+from dpstudio.analysis.compare import (
+    PLANNED_MODELS,
+    central_best,
+    curator_envelope,
+    densify_plan,
+    noise_curve,
+    sum_analysis,
+    sum_plan,
 )
 from dpstudio.analysis.curves import Curve, UtilityResult, curve_name, metric_label
-from dpstudio.analysis.dispatch import plan, planned_trust_models
-from dpstudio.analysis.request import AnalysisSpec
+from dpstudio.analysis.footing import assumptions, caption
 from dpstudio.engine.errors import EngineError
-from dpstudio.engine.missing import fill_missing
-from dpstudio.engine.queries import QuerySpec
+from dpstudio.engine.registry import REGISTRY
 from dpstudio.engine.rng import SimulationSource
-from dpstudio.engine.utility import analytic_curve, monte_carlo_curve, true_value
+from dpstudio.engine.utility import monte_carlo_curve
 from dpstudio.jobs import State, check
 
 __all__ = [
@@ -64,12 +81,9 @@ __all__ = [
 #: Default Monte-Carlo replications per ε (central model; randomizers adapt to n).
 MC_REPS = 200
 
-#: Trust models whose error curves come from protocol plans (slower: a separate job): the
-#: sum protocols with a server or shuffler between people and analyst (the dispatch's).
-PLANNED_MODELS = planned_trust_models()
-
-
-# ------------------------------------------------------- the local model's estimates
+#: A central line on the comparison's footing is drawn beside the chosen central one only
+#: where the two differ by more than this (relative): else the chosen line is it.
+_SAME_LINE = 0.01
 
 
 def _present_mask(values: np.ndarray) -> np.ndarray:
@@ -81,24 +95,6 @@ def _present_mask(values: np.ndarray) -> np.ndarray:
     return np.ones(v.shape, dtype=bool)
 
 
-def _call_variance(obj: Any, n: int, extra: Any) -> np.ndarray:
-    try:
-        return np.asarray(obj.variance(n, extra), dtype=np.float64)
-    except TypeError:
-        return np.asarray(obj.variance(n), dtype=np.float64)
-
-
-def _local_sd(s: Choices, obj: Any, truth: np.ndarray, inputs: np.ndarray) -> np.ndarray:
-    """Standard deviation of a local estimate per cell (the oracle's exact variance)."""
-    n = int(inputs.size)
-    extra = None
-    if is_histogram(s):
-        extra = truth
-    elif n and hasattr(obj, "scaled"):  # mean of the values rescaled to [−1, 1]
-        extra = float(np.mean(np.asarray(obj.scaled(inputs), dtype=float) ** 2))
-    return np.sqrt(np.maximum(np.atleast_1d(_call_variance(obj, n, extra)), 0.0))
-
-
 def _local_estimate(obj: Any, inputs: np.ndarray, source: Any) -> np.ndarray:
     reports = obj.randomize(inputs, source)
     try:
@@ -106,171 +102,6 @@ def _local_estimate(obj: Any, inputs: np.ndarray, source: Any) -> np.ndarray:
     except TypeError:
         est = obj.estimate(reports)
     return np.atleast_1d(np.asarray(est, dtype=np.float64))
-
-
-# ---------------------------------------------------- shuffle and secure aggregation
-
-
-def sum_analysis(s: Choices, epsilon: float) -> AnalysisSpec:
-    """The shuffle or secure-aggregation analysis these choices describe, at ``epsilon``.
-
-    Parameters
-    ----------
-    s : Choices
-        A shuffle or distributed choice.
-    epsilon : float
-        ε to set where the entry takes one (a curve's point, or the slider's).
-
-    Returns
-    -------
-    AnalysisSpec
-        ε and δ as the entry resolves them, its other parameters, and the confidence of
-        the protocol's error bound; stated under ``replace`` (as a protocol release is).
-
-    Raises
-    ------
-    EngineError
-        For a parameter value the entry refuses.
-    """
-    params = resolved_params(s, epsilon)
-    eps, dlt = params.pop("epsilon", epsilon), params.pop("delta", s.delta)
-    spec = QuerySpec(s.query, s.mechanism, eps, delta=dlt, bounds=s.bounds,
-                     relation="replace", confidence=s.confidence, params=params,
-                     column=s.column)
-    return AnalysisSpec(s.trust_model, spec)
-
-
-def sum_plan(s: Choices, values: np.ndarray, epsilon: float) -> Any:
-    """The protocol's plan for this column: data-free stderr and the guarantee it meets.
-
-    Serves the utility curves (one plan per ε); cached by the dispatch.
-
-    Parameters
-    ----------
-    s : Choices
-        A shuffle or distributed choice.
-    values : numpy.ndarray
-        The column (only its number of rows is read: every row is a client).
-    epsilon : float
-
-    Returns
-    -------
-    object
-        The engine's plan (``stderr``, ``error_bound``, ``epsilon``, ``delta``, notes).
-
-    Raises
-    ------
-    EngineError
-        When no noise meets the guarantee.
-    """
-    n = int(np.size(values))  # every row is a client (missing values sent as the middle)
-    return plan(sum_analysis(s, epsilon), n)
-
-
-def protocol_values(s: Choices, values: np.ndarray) -> np.ndarray:
-    """The column as a shuffle or secure-aggregation protocol sends it.
-
-    Parameters
-    ----------
-    s : Choices
-    values : numpy.ndarray
-
-    Returns
-    -------
-    numpy.ndarray
-        One message per row: missing values as the middle of the bounds, clamped (the
-        engine's encoding).
-    """
-    from dpstudio.engine.distributed.encoding import unit_values
-
-    u, lo, hi, _, _ = unit_values(values, s.bounds)
-    return lo + u * (hi - lo)
-
-
-# ------------------------------------------------------------------ truth and bias
-
-
-def estimand(s: Choices, values: np.ndarray) -> np.ndarray:
-    """The truth an error is measured against.
-
-    Parameters
-    ----------
-    s : Choices
-    values : numpy.ndarray
-
-    Returns
-    -------
-    numpy.ndarray
-        The local estimators' target; else (central, shuffle, secure aggregation) the
-        statistic of the present values, unclamped — so the error includes what imputing
-        the bounds' middle and clamping move the release by.
-    """
-    if s.trust_model == "local":
-        return local_inputs(s, values)[0]
-    return np.atleast_1d(true_value(values, s.spec())).astype(np.float64)
-
-
-def imputation_shift(s: Choices, values: np.ndarray) -> float | None:
-    """How far imputing moves the statistic from that of the present values (analyst only).
-
-    Parameters
-    ----------
-    s : Choices
-    values : numpy.ndarray
-
-    Returns
-    -------
-    float or None
-        The imputed column's statistic minus the present values' (neither clamped), for
-        a central sum, mean or variance that imputes; None otherwise.
-    """
-    spec = s.spec()
-    c = spec.impute_value() if s.trust_model == "central" else None
-    if c is None:
-        return None
-    drop = replace(spec, missing="drop", impute=None)
-    filled, _, _ = fill_missing(values, c)
-    return float(true_value(filled, drop)) - float(true_value(values, drop))
-
-
-def release_bias(s: Choices, values: np.ndarray) -> float | None:
-    """The release's expectation minus the truth, for a central sum, mean or variance.
-
-    Parameters
-    ----------
-    s : Choices
-    values : numpy.ndarray
-
-    Returns
-    -------
-    float or None
-        What clamping (and imputing) shift the answer by, which the noise-only analytic
-        line leaves out. None where no such expectation is computed here.
-    """
-    if s.trust_model != "central" or s.query not in ("sum", "mean", "variance") or (
-            s.bounds is None):
-        return None
-    spec = s.spec()
-    x = np.asarray(values, dtype=np.float64)
-    c = spec.impute_value()
-    x = fill_missing(x, c)[0] if c is not None else x[np.isfinite(x)]
-    if x.size == 0:
-        return None
-    x = np.clip(x, *s.bounds)
-    drop = replace(spec, missing="drop", impute=None)
-    return float(true_value(x, drop)) - float(true_value(values, drop))
-
-
-def _metric_from_sd(sd: np.ndarray, truth: np.ndarray, metric: str) -> float:
-    """Error of an unbiased estimate with per-cell standard deviations ``sd``."""
-    sd = np.atleast_1d(sd)
-    if metric == "tv":
-        return float(0.5 * np.sum(sd) * math.sqrt(2 / math.pi) / max(float(truth.sum()), 1.0))
-    rmse = math.sqrt(float(np.mean(sd**2)))
-    if metric == "relative":
-        scale = float(np.abs(truth).mean())
-        return rmse / scale if scale else math.inf
-    return rmse
 
 
 def _error_of_samples(samples: np.ndarray, truth: np.ndarray, metric: str
@@ -294,46 +125,6 @@ def _error_of_samples(samples: np.ndarray, truth: np.ndarray, metric: str
 # ----------------------------------------------------------------------- the curves
 
 
-def _analytic(s: Choices, values: np.ndarray, epsilons: np.ndarray,
-              state: State | None = None) -> np.ndarray | None:
-    """Analytic error of ``s.mechanism`` in ``s.trust_model`` at each ε, or None.
-
-    A point the mechanism cannot reach (e.g. a δ too small for its noise at that ε) is NaN.
-    """
-    info = s.info
-    if s.trust_model == "central":
-        if info.kind != "additive":
-            return None
-        try:
-            return analytic_curve(s.spec(), epsilons, s.metric,
-                                  values).error
-        except EngineError:
-            return None
-    if s.trust_model != "local" and s.trust_model not in PLANNED_MODELS:
-        return None
-    try:
-        truth = estimand(s, values)
-        inputs = local_inputs(s, values)[1] if s.trust_model == "local" else None
-    except EngineError:
-        return None
-    out = np.full(epsilons.size, np.nan)
-    for i, e in enumerate(epsilons):
-        check(state)
-        if state is not None:
-            state.progress(i / epsilons.size)
-        try:
-            if inputs is not None:
-                sd = _local_sd(s, build_randomizer(s, float(e)), truth, inputs)
-            else:
-                sd = np.array([sum_plan(s, values, float(e)).stderr])
-            out[i] = _metric_from_sd(sd, truth, s.metric)
-        except EngineError:
-            continue
-        except (AttributeError, TypeError, ValueError):
-            return None  # the entry does not follow the oracle interface
-    return out if np.any(np.isfinite(out)) else None
-
-
 def _simulate(s: Choices, values: np.ndarray, epsilons: np.ndarray, reps: int,
               source: SimulationSource, state: State | None) -> Curve | None:
     """Monte-Carlo error of the chosen mechanism at each ε (with ≈95% bars), or None."""
@@ -345,7 +136,9 @@ def _simulate(s: Choices, values: np.ndarray, epsilons: np.ndarray, reps: int,
                      mc.low, mc.high)
     if s.trust_model != "local":
         return None  # the sum protocols' errors are planned exactly enough (a bound)
-    truth, inputs = local_inputs(s, values)
+    # Against the present values' statistic (a mean: unclamped), so the points include
+    # the clamping bias the line includes.
+    truth, inputs = estimand(s, values), local_inputs(s, values)[1]
     pts = np.empty((epsilons.size, 3))
     for i, e in enumerate(epsilons):
         check(state)
@@ -395,10 +188,13 @@ def utility(s: Choices, values: np.ndarray, state: State | None = None, *,
             reps: int = MC_REPS, seed: int = 20240601, mc_epsilons: np.ndarray | None = None,
             line_epsilons: np.ndarray | None = None, simulate: bool = True,
             analytic: bool = True, compare: bool | tuple[str, ...] = True) -> UtilityResult:
-    """Error against ε of the chosen mechanism and of the other trust models' ones.
+    """Error against ε of the chosen mechanism and of the other trust models, like with like.
 
-    The chosen mechanism gets an analytic line and Monte-Carlo points; the other trust
-    models' first matching mechanisms on the same column and query an analytic line.
+    The chosen mechanism gets an analytic line of its expected error (noise and bias) and
+    Monte-Carlo points; the other trust models' first matching mechanisms, on the
+    comparison's footing (same ε and δ, replace-one, n known), an analytic line each; a
+    central choice off that footing also gets the central model on it (the best a
+    trusted curator can do at each ε: :func:`~dpstudio.analysis.compare.central_best`).
 
     Parameters
     ----------
@@ -423,7 +219,8 @@ def utility(s: Choices, values: np.ndarray, state: State | None = None, *,
     Returns
     -------
     UtilityResult
-        Keyed by ``s.utility_key()``, with notes saying what was simulated and how.
+        Keyed by ``s.utility_key()``, with notes saying what was simulated and how, the
+        caption of the comparison's assumptions and the clamping report (analyst only).
 
     Raises
     ------
@@ -446,20 +243,18 @@ def utility(s: Choices, values: np.ndarray, state: State | None = None, *,
     n = int(np.size(values)) if every_row else int(np.count_nonzero(_present_mask(values)))
     planned = s.trust_model in PLANNED_MODELS  # each point is a protocol plan: fewer
     line_eps = eps_line if not planned else eps_mc[::2]
-    lines = None if not analytic else _analytic(
-        s, values, line_eps, _Part(state, 0.0, 0.9 if planned else 0.05, "error model"))
-    if lines is not None:
-        kind = "bound" if planned else "analytic"
-        bias = release_bias(s, values) if s.metric in ("rmse", "relative") else None
-        shifted = bias is not None and bias != 0.0
-        curves.append(Curve(curve_name(s.trust_model, s.info.label, kind), s.trust_model,
-                            s.mechanism, "analytic", line_eps, lines, noise_only=shifted))
-        if shifted:
-            what = ("imputing and clamping move" if s.spec().impute_value() is not None
-                    else "clamping moves")
-            notes.append(f"the line is the noise alone: {what} the release's "
-                         f"expectation by {bias:+.3g} from the true {s.query} (the simulated "
-                         "points include it; analyst only)")
+    own = None
+    if analytic:
+        own = _line(s, values, line_eps, True,
+                    _Part(state, 0.0, 0.9 if planned else 0.05, "error model"), eps_line)
+        if own is not None:
+            curves.append(own)
+            if own.bias:
+                what = ("imputing and clamping move" if s.spec().impute_value() is not None
+                        else "clamping moves")
+                notes.append(f"the lines include the bias: {what} the release's expectation "
+                             f"by {own.bias:+.3g} from the true {s.query} (measured on the "
+                             "data; analyst only)")
     used_reps = 0
     if simulate:
         mc_eps, used_reps = eps_mc, reps
@@ -474,19 +269,11 @@ def utility(s: Choices, values: np.ndarray, state: State | None = None, *,
             used_reps = 0
             notes.append(f"no simulation for the {s.trust_model} model: the curve is the "
                          "protocol's data-free error bound")
+    compared = False
     if compare:
-        others = comparison_settings(s, VIEW_TRUST_MODELS if compare is True else compare)
-        for i, other in enumerate(others):
-            check(state)
-            eps = eps_line if other.trust_model not in PLANNED_MODELS else eps_mc[::4]
-            part = _Part(state, 0.9 + 0.1 * i / len(others), 0.9 + 0.1 * (i + 1) / len(others),
-                         "comparison")
-            err = _analytic(other, values, eps, part)
-            if err is not None:
-                kind = "bound" if other.trust_model in PLANNED_MODELS else "analytic"
-                name = curve_name(other.trust_model, other.info.label, kind)
-                curves.append(Curve(name, other.trust_model, other.mechanism, "analytic", eps,
-                                    err, primary=False))
+        models = VIEW_TRUST_MODELS if compare is True else compare
+        compared = _compare(s, values, comparison_settings(s, models), own, eps_line, eps_mc,
+                            curves, state)
     if not curves and analytic and simulate:
         notes.append("no error model for this mechanism yet")
     if used_reps:
@@ -499,7 +286,110 @@ def utility(s: Choices, values: np.ndarray, state: State | None = None, *,
         notes.append(f"the mechanism's parameters fix its guarantee at ε = {fixed:.4g}: the "
                      "marker stands there, whatever the ε slider says")
     return UtilityResult(s.utility_key(), s.metric, metric_label(s), curves, n, used_reps,
-                         notes, fixed)
+                         notes, fixed, caption(s, curves, compared),
+                         _clamping(s, values, own, line_eps))
+
+
+def _line(s: Choices, values: np.ndarray, epsilons: np.ndarray, primary: bool,
+          state: State | None = None, dense: np.ndarray | None = None) -> Curve | None:
+    """The analytic line of ``s``: its expected error √(noise² + bias²), or None.
+
+    A sum protocol is planned at ``epsilons`` and drawn at ``dense``
+    (:func:`~dpstudio.analysis.compare.densify_plan`)."""
+    noise = noise_curve(s, values, epsilons, state)
+    if noise is None:
+        return None
+    if dense is not None and s.trust_model in PLANNED_MODELS:
+        noise, epsilons = densify_plan(s, epsilons, noise, dense), dense
+    bias = analyst_bias(s, values) if s.metric in ("rmse", "relative") else None
+    truth = estimand(s, values) if bias and s.metric == "relative" else None
+    kind = "bound" if s.trust_model in PLANNED_MODELS else "analytic"
+    return Curve(curve_name(s.trust_model, s.info.label, kind), s.trust_model, s.mechanism,
+                 "analytic", epsilons, with_bias(noise, bias, s.metric, truth),
+                 primary=primary, assumptions=assumptions(s), bias=bias or None)
+
+
+def _compare(s: Choices, values: np.ndarray, others: list[Choices], own: Curve | None,
+             eps_line: np.ndarray, eps_mc: np.ndarray, curves: list[Curve],
+             state: State | None) -> bool:
+    """Add the compared trust models' lines to ``curves``; the central one last, as the
+    best a curator can do (it may run the others' protocols itself). Whether any was
+    added."""
+    added = False
+    central = None
+    lines = []
+    for i, other in enumerate(others):
+        check(state)
+        if other.trust_model == "central":
+            central = other
+            continue
+        eps = eps_line if other.trust_model not in PLANNED_MODELS else eps_mc[::4]
+        part = _Part(state, 0.9 + 0.1 * i / len(others), 0.9 + 0.1 * (i + 1) / len(others),
+                     "comparison")
+        line = _line(other, values, eps, False, part, eps_line)
+        if line is not None:
+            curves.append(line)
+            lines.append(line)
+            added = True
+    if central is not None:
+        if own is not None and s.trust_model != "central":
+            lines.append(own)  # on the footing already: the curator may run it too
+        line = _central_line(s, central, values, eps_line, lines, own)
+        if line is not None:
+            curves.append(line)
+            added = True
+    return added
+
+
+def _central_line(s: Choices, central: Choices, values: np.ndarray, eps: np.ndarray,
+                  others: list[Curve], own: Curve | None) -> Curve | None:
+    """The central model on the comparison's footing: the best central mechanism at each
+    ε, or the protocol of ``others`` a curator would run itself where that does better.
+    None when a chosen central line already is it (within 1%)."""
+    best = central_best(central, values, eps)
+    if best is None:
+        return None
+    error, mechanisms = best
+    error, taken = curator_envelope(eps, error, [(c.mechanism, c.epsilon, c.error)
+                                                 for c in others])
+    if own is not None and s.trust_model == "central" and own.epsilon.size == eps.size:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            gap = np.abs(own.error / error - 1.0)
+        if np.all(~np.isfinite(gap) | (gap <= _SAME_LINE)):
+            return None
+    used = [m for m in mechanisms if m is not None]
+    main = Counter(used).most_common(1)[0][0] if used else central.mechanism
+    text = assumptions(central) + " · best central mechanism at each ε"
+    labels = list(dict.fromkeys(REGISTRY.get(m).label for m in used))
+    if len(labels) > 1:
+        text += f" ({', '.join(labels)})"
+    run = [i for i, t in enumerate(taken) if t is not None]
+    if run:
+        label = REGISTRY.get(taken[run[0]]).label
+        text += (f" · from ε ≈ {eps[run[0]]:.2g} the curator runs {label} itself (less "
+                 "error than central noise)")
+    # Beside a chosen central line it needs telling apart; beside another model's it is
+    # simply the central model (every line there is on the footing).
+    name = curve_name("central", REGISTRY.get(main).label,
+                      "like" if s.trust_model == "central" else "analytic")
+    bias = analyst_bias(central, values) if s.metric in ("rmse", "relative") else None
+    return Curve(name, "central", main, "analytic", eps, error, primary=False,
+                 assumptions=text, bias=bias or None)
+
+
+def _clamping(s: Choices, values: np.ndarray, own: Curve | None, eps: np.ndarray
+              ) -> dict | None:
+    """The clamping report of the chosen release, with the noise of its own line."""
+    if s.metric == "tv":
+        return None
+    noise = None
+    if own is not None and s.metric == "rmse":
+        bias = own.bias or 0.0
+        noise = np.sqrt(np.maximum(own.error**2 - bias**2, 0.0))
+        eps = own.epsilon
+    elif s.trust_model not in PLANNED_MODELS:
+        noise = noise_curve(replace(s, metric="rmse"), values, eps)
+    return clamping_report(s, values, eps if noise is not None else None, noise)
 
 
 #: Shown instead of Monte-Carlo points for heavy hitters (and in the plot's notes).
@@ -529,7 +419,8 @@ def _heavy_hitters_utility(s: Choices, values: np.ndarray, epsilons: np.ndarray,
             err[i] = math.sqrt(float(np.atleast_1d(var)[0]))
         if np.any(np.isfinite(err)):
             name = f"{curve_name('local', s.info.label, 'analytic')}: a word's count"
-            curves.append(Curve(name, "local",
-                                s.mechanism, "analytic", epsilons.copy(), err))
+            curves.append(Curve(name, "local", s.mechanism, "analytic", epsilons.copy(), err,
+                                assumptions=assumptions(s)))
     return UtilityResult(s.utility_key(), "rmse", metric_label(s), curves, n, 0,
-                         [HEAVY_HITTERS_NOTE], fixed_epsilon(s))
+                         [HEAVY_HITTERS_NOTE], fixed_epsilon(s),
+                         caption(s, curves, compared=False))

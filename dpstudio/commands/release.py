@@ -26,7 +26,10 @@ def parser() -> argparse.ArgumentParser:
         prog="dpstudio release",
         description="Perform the release a spec file describes, charge it to the dataset's "
         "budget in the project's ledger, and write its files (exports, manifest, and "
-        "optionally a report and a reproducible script) to the output folder.",
+        "optionally a report and a reproducible script) to the output folder. A report also "
+        "gets the analyst's copy (n and the clamping bias, measured on the data: not for "
+        "publication), written to a private folder beside the project file "
+        "(study.dpstudio → study.analyst/), never to the output folder.",
         epilog="Exit codes: 0 released, 2 bad input (or a ledger changed outside DP Studio: "
         "see dpstudio ledger --acknowledge), 3 budget exceeded. A dataset is its rows as "
         "parsed: a re-encoded or reordered copy spends the same budget, and a file that looks "
@@ -40,7 +43,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--project", required=True, metavar="P.dpstudio",
                    help="project file (create one with: dpstudio project init)")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder")
-    p.add_argument("--json", action="store_true", help="print the ledger entry as JSON")
+    p.add_argument("--json", action="store_true", help="print the ledger entry as JSON (with "
+                   "analyst_report: the analyst's copy of the report, not for publication)")
     whose = p.add_mutually_exclusive_group()
     whose.add_argument("--share-budget-with", type=int, metavar="ID",
                        help="the spec's dataset is a version of registered dataset ID (the "
@@ -76,8 +80,10 @@ def run(argv: Sequence[str]) -> int:
         return EXIT_BUDGET
     except (ProjectError, ExportError) as err:
         return fail(str(err))
+    analyst, analyst_note = record.analyst_report, record.analyst_note
     if args.json:
-        out = record.to_dict() | {"dataset": name, "budget": budget.to_dict()}
+        out = record.to_dict() | {"dataset": name, "budget": budget.to_dict(),
+                                  "analyst_report": None if analyst is None else str(analyst)}
         print(json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False))
         return EXIT_OK
     r = record.result or {}
@@ -102,5 +108,9 @@ def run(argv: Sequence[str]) -> int:
     print(f"  files in {record.out_dir}:")
     for f in record.files:
         print(f"    {f.name}")
+    if analyst is not None:  # in the project's private folder, never among the files above
+        print(f"  analyst's copy (do not publish): {analyst}")
+    elif analyst_note:
+        print(f"  note: {analyst_note}")
     print(f"  budget of {name}: {budget.describe()}")
     return EXIT_OK

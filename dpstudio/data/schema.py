@@ -25,12 +25,18 @@ from pandas.api import types as ptypes
 from dpstudio.data.atomic import write_atomic
 from dpstudio.data.errors import DataError
 
-SCHEMA_VERSION = 1
+#: The sidecar format this version writes when it needs to: version 2 added value labels.
+#: A schema without labels is still written as version 1, which every DP Studio reads.
+SCHEMA_VERSION = 2
+#: The sidecar versions this DP Studio reads.
+READABLE_VERSIONS = (1, 2)
 SIDECAR_SUFFIX = ".schema.json"
 
 #: Spellings read as yes / no (compared lower-case, stripped).
 YES_SPELLINGS = frozenset({"yes", "y", "true", "t", "1", "1.0"})
 NO_SPELLINGS = frozenset({"no", "n", "false", "f", "0", "0.0"})
+#: The categories of a column of 0/1 codes: shown as they are, never relabelled yes/no.
+ZERO_ONE = ("0", "1")
 
 #: A text column with at most this many distinct values is guessed categorical.
 _MAX_GUESSED_CATEGORIES = 50
@@ -59,13 +65,30 @@ class ColumnType(StrEnum):
             raise DataError(f"{where}unknown type '{value}' (expected {allowed})") from None
 
 
+class Source(StrEnum):
+    """Where a column's declaration comes from, as the application shows it."""
+
+    GUESSED = "guessed"
+    DECLARED = "declared"
+    SAVED = "saved"
+
+    @property
+    def label(self) -> str:
+        """The words shown to users: "guessed", "declared by you, unsaved", "saved in the
+        schema file"."""
+        return {"guessed": "guessed", "declared": "declared by you, unsaved",
+                "saved": "saved in the schema file"}[self.value]
+
+
 @dataclass(frozen=True)
 class ColumnSpec:
     """One column's declared type and public domain.
 
     ``lower``/``upper`` apply to numeric columns (both or neither; ``None`` means not yet
     declared). ``categories`` apply to categorical columns; yes/no columns always have
-    the categories ``("yes", "no")``.
+    the categories ``("yes", "no")``. ``labels`` name a categorical column's codes for
+    reading (``{"0": "no", "1": "yes"}``, given as a mapping or pairs, kept as pairs in
+    the categories' order): the data and the releases keep the codes.
     """
 
     name: str
@@ -74,6 +97,7 @@ class ColumnSpec:
     upper: float | None = None
     categories: tuple[str, ...] = ()
     description: str = ""
+    labels: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -113,6 +137,11 @@ class ColumnSpec:
             duplicate = next(c for c in categories if categories.count(c) > 1)
             raise DataError(f"{where}: category '{duplicate}' is listed twice")
         object.__setattr__(self, "categories", categories)
+        object.__setattr__(self, "labels", _checked_labels(self.labels, kind, categories, where))
+
+    def label_of(self, category: str) -> str:
+        """The label declared for ``category``, else the category itself."""
+        return dict(self.labels).get(category, category)
 
     @property
     def bounds(self) -> tuple[float, float] | None:
@@ -150,15 +179,21 @@ class ColumnSpec:
             out["lower"], out["upper"] = _json_number(self.lower), _json_number(self.upper)
         if self.type is ColumnType.CATEGORICAL and self.categories:
             out["categories"] = list(self.categories)
+        if self.labels:
+            out["labels"] = dict(self.labels)
         if self.description:
             out["description"] = self.description
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ColumnSpec:
+    def from_dict(cls, data: Mapping[str, Any], version: int = SCHEMA_VERSION) -> ColumnSpec:
+        """A column entry of a sidecar of format ``version`` (labels came in version 2)."""
         if not isinstance(data, Mapping):
             raise DataError(f"a column entry in the schema is not an object: {data!r:.40}")
-        unknown = set(data) - {"name", "type", "lower", "upper", "categories", "description"}
+        fields = {"name", "type", "lower", "upper", "categories", "description"}
+        if version >= 2:
+            fields.add("labels")
+        unknown = set(data) - fields
         label = data.get("name", "?")
         if unknown:
             raise DataError(f"column '{label}': unknown schema field '{sorted(unknown)[0]}'")
@@ -174,15 +209,56 @@ class ColumnSpec:
             upper=data.get("upper"),
             categories=tuple(categories),
             description=data.get("description", ""),
+            labels=data.get("labels") or (),
         )
+
+
+def _checked_labels(labels: Any, kind: ColumnType, categories: tuple[str, ...],
+                    where: str) -> tuple[tuple[str, str], ...]:
+    """Value labels as ``(category, label)`` pairs in the categories' order, or a
+    :class:`DataError` naming what is wrong."""
+    if isinstance(labels, Mapping):
+        pairs = list(labels.items())
+    elif isinstance(labels, list | tuple) and all(
+            isinstance(p, list | tuple) and len(p) == 2 for p in labels):
+        pairs = [tuple(p) for p in labels]
+    else:
+        raise DataError(f"{where}: value labels must map each category to its label")
+    if not pairs:
+        return ()
+    if kind is not ColumnType.CATEGORICAL:
+        raise DataError(f"{where}: value labels only apply to categorical columns")
+    out: dict[str, str] = {}
+    for code, label in pairs:
+        code, label = str(code).strip(), str(label).strip()
+        if code not in categories:
+            raise DataError(f"{where}: value label for '{code}', which is not a declared "
+                            "category")
+        if code in out:
+            raise DataError(f"{where}: category '{code}' has two labels")
+        if label:  # an empty label: the category shows as it is
+            out[code] = label
+    shown = [out.get(c, c) for c in categories]
+    if len(set(shown)) != len(shown):
+        twice = next(label for label in shown if shown.count(label) > 1)
+        raise DataError(f"{where}: two categories would both read '{twice}'")
+    return tuple((c, out[c]) for c in categories if c in out)
 
 
 @dataclass(frozen=True)
 class Schema:
-    """The declared columns of one dataset, in order."""
+    """The declared columns of one dataset, in order.
+
+    Two notes travel with a schema the application edits, neither saved nor compared:
+    ``sources`` says where each column's declaration comes from (:class:`Source`;
+    a column not listed is guessed) and ``pending`` what a column still lacks
+    (``{"age": "upper bound missing"}``).
+    """
 
     columns: tuple[ColumnSpec, ...] = ()
     description: str = ""
+    sources: Mapping[str, Source] = field(default_factory=dict, repr=False, compare=False)
+    pending: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
     _index: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -221,6 +297,15 @@ class Schema:
         i = self._index.get(name)
         return None if i is None else self.columns[i]
 
+    def source(self, name: str) -> Source:
+        """Where column ``name``'s declaration comes from (:attr:`sources`)."""
+        return self.sources.get(name, Source.GUESSED)
+
+    def missing(self, name: str) -> str | None:
+        """What column ``name`` still lacks ("upper bound missing"), if the analyst has
+        declared it only in part."""
+        return self.pending.get(name)
+
     def with_column(self, spec: ColumnSpec) -> Schema:
         """A copy with ``spec`` replacing the column of the same name (or appended)."""
         columns = list(self.columns)
@@ -231,7 +316,10 @@ class Schema:
         return replace(self, columns=tuple(columns))
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
+        """The sidecar's JSON form, in the oldest format that holds it (version 1 without
+        value labels, so older DP Studios keep reading the files they can)."""
+        version = SCHEMA_VERSION if any(spec.labels for spec in self.columns) else 1
+        out: dict[str, Any] = {"schema_version": version}
         if self.description:
             out["description"] = self.description
         out["columns"] = [spec.to_dict() for spec in self.columns]
@@ -244,18 +332,20 @@ class Schema:
         version = data.get("schema_version")
         if version is None:
             raise DataError("the schema has no schema_version")
-        if version != SCHEMA_VERSION:
-            if isinstance(version, int) and version > SCHEMA_VERSION:
+        if isinstance(version, bool) or version not in READABLE_VERSIONS:
+            if isinstance(version, int) and not isinstance(version, bool) \
+                    and version > SCHEMA_VERSION:
                 raise DataError(
                     f"schema version {version} is newer than this DP Studio reads "
                     f"(version {SCHEMA_VERSION}); please update DP Studio"
                 )
-            raise DataError(f"unsupported schema version {version!r} (expected {SCHEMA_VERSION})")
+            raise DataError(f"unsupported schema version {version!r} (expected 1 to "
+                            f"{SCHEMA_VERSION})")
         columns = data.get("columns")
         if not isinstance(columns, list):
             raise DataError("the schema has no list of columns")
         return cls(
-            columns=tuple(ColumnSpec.from_dict(c) for c in columns),
+            columns=tuple(ColumnSpec.from_dict(c, version) for c in columns),
             description=data.get("description", ""),
         )
 
@@ -266,17 +356,32 @@ class Schema:
 #: Cells converted at once when guessing numeric columns in blocks (bounds the memory).
 _GUESS_BLOCK_CELLS = 1 << 24
 
+#: The guess for a column of 0/1 codes: categorical, its categories "0" and "1" (never
+#: relabelled yes/no: labels are the analyst's explicit step).
+_CODES = "0/1 codes"
+
 
 def guess_types(df: pd.DataFrame) -> dict[str, ColumnType]:
-    """Guess each column's type from its values. Types only: never bounds or categories.
+    """Guess each column's type from its values. Types only: never bounds, and no
+    categories beyond what a type implies (yes/no; "0" and "1" for a column of 0/1 codes,
+    guessed categorical — its codes shown as they are).
 
     Numeric columns are judged together, a block of columns per numpy pass (a file of
     thousands of numeric columns would otherwise build a pandas Series per column); the
     others one by one (:func:`guess_type`). Both follow the same rules.
     """
+    return {name: _type_of(kind) for name, kind in _guess_kinds(df).items()}
+
+
+def _type_of(kind: ColumnType | str) -> ColumnType:
+    return ColumnType.CATEGORICAL if kind == _CODES else ColumnType(kind)
+
+
+def _guess_kinds(df: pd.DataFrame) -> dict[str, ColumnType | str]:
+    """Each column's guessed type, or :data:`_CODES` for a column of 0/1 codes."""
     names = [str(c) for c in df.columns]
     dtypes = list(df.dtypes)
-    out: dict[str, ColumnType] = {}
+    out: dict[str, ColumnType | str] = {}
     numeric = [i for i, d in enumerate(dtypes)
                if ptypes.is_numeric_dtype(d) and not ptypes.is_bool_dtype(d)]
     step = max(1, _GUESS_BLOCK_CELLS // max(len(df), 1))
@@ -288,17 +393,22 @@ def guess_types(df: pd.DataFrame) -> dict[str, ColumnType]:
         zero_one = ((x == 0) | (x == 1) | ~present).all(axis=0)
         for j, i in enumerate(block):
             out[names[i]] = (ColumnType.TEXT if not any_present[j] else
-                             ColumnType.BOOLEAN if zero_one[j] else ColumnType.NUMERIC)
+                             _CODES if zero_one[j] else ColumnType.NUMERIC)
     done = set(numeric)
     for i, name in enumerate(names):
         if i not in done:
-            out[name] = guess_type(df.iloc[:, i])
+            out[name] = _guess_kind(df.iloc[:, i])
     return {name: out[name] for name in names}
 
 
 def guess_type(series: pd.Series) -> ColumnType:
     """One column's likely type; text is judged on its distinct values, so a million
-    rows of a handful of categories cost about as much as the handful."""
+    rows of a handful of categories cost about as much as the handful. A column of 0/1
+    codes is categorical (see :func:`guess_types`)."""
+    return _type_of(_guess_kind(series))
+
+
+def _guess_kind(series: pd.Series) -> ColumnType | str:
     values = series.dropna()
     if len(values) == 0:
         return ColumnType.TEXT
@@ -306,7 +416,7 @@ def guess_type(series: pd.Series) -> ColumnType:
         return ColumnType.BOOLEAN
     if ptypes.is_numeric_dtype(values.dtype):
         if bool(((values == 0) | (values == 1)).all()):
-            return ColumnType.BOOLEAN
+            return _CODES
         return ColumnType.NUMERIC
     if ptypes.is_datetime64_any_dtype(values.dtype):
         return ColumnType.TEXT
@@ -320,8 +430,10 @@ def guess_type(series: pd.Series) -> ColumnType:
             return ColumnType.TEXT
     distinct_raw = pd.Series(pd.unique(text), dtype=text.dtype)
     stripped = distinct_raw.str.strip()
-    distinct = pd.unique(stripped.str.lower())
-    if len(distinct) <= 2 and set(distinct) <= (YES_SPELLINGS | NO_SPELLINGS):
+    distinct = set(pd.unique(stripped.str.lower()))
+    if distinct <= set(ZERO_ONE):  # codes as text: shown as they are, not as yes/no
+        return _CODES
+    if len(distinct) <= 2 and distinct <= _YES_NO_WORDS:
         return ColumnType.BOOLEAN
     if _all_numeric(stripped):
         return ColumnType.NUMERIC
@@ -329,6 +441,11 @@ def guess_type(series: pd.Series) -> ColumnType:
     if n_distinct <= _MAX_GUESSED_CATEGORIES and n_distinct <= max(2, len(values) // 2):
         return ColumnType.CATEGORICAL
     return ColumnType.TEXT
+
+
+#: Spellings of yes and no that make a text column a guessed yes/no one: words, not the
+#: codes 0/1 (a column of those is guessed categorical, its codes shown as they are).
+_YES_NO_WORDS = (YES_SPELLINGS | NO_SPELLINGS) - {"0", "1", "0.0", "1.0"}
 
 
 def _all_numeric(text: pd.Series) -> bool:
@@ -342,17 +459,24 @@ def _all_numeric(text: pd.Series) -> bool:
 def complete_schema(df: pd.DataFrame, declared: Schema | None = None) -> Schema:
     """One spec per column of ``df``, in the frame's order.
 
-    Columns declared in ``declared`` keep their spec; the others get a guessed type and
-    no bounds or categories ("undeclared"). Declared columns absent from ``df`` are
-    dropped.
+    Columns declared in ``declared`` keep their spec (source: saved); the others get a
+    guessed type and no bounds or categories ("undeclared") — but for a column of 0/1
+    codes, guessed categorical with the categories "0" and "1" (source: guessed).
+    Declared columns absent from ``df`` are dropped.
     """
-    guessed = guess_types(df)
     columns = []
-    for name, kind in guessed.items():
+    sources: dict[str, Source] = {}
+    for name, kind in _guess_kinds(df).items():
         spec = declared.get(name) if declared is not None else None
-        columns.append(spec if spec is not None else ColumnSpec(name, kind))
+        if spec is not None:
+            sources[name] = Source.SAVED
+        elif kind == _CODES:
+            spec = ColumnSpec(name, ColumnType.CATEGORICAL, categories=ZERO_ONE)
+        else:
+            spec = ColumnSpec(name, _type_of(kind))
+        columns.append(spec)
     description = declared.description if declared is not None else ""
-    return Schema(tuple(columns), description=description)
+    return Schema(tuple(columns), description=description, sources=sources)
 
 
 # --- sidecar files ---------------------------------------------------------------------
@@ -385,9 +509,10 @@ def load_schema(path: str | os.PathLike[str]) -> Schema:
             f"{p.name}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         ) from None
     try:
-        return Schema.from_dict(data)
+        schema = Schema.from_dict(data)
     except DataError as exc:
         raise DataError(f"{p.name}: {exc}") from None
+    return replace(schema, sources=dict.fromkeys(schema.names, Source.SAVED))
 
 
 def save_schema(schema: Schema, path: str | os.PathLike[str]) -> Path:

@@ -1,11 +1,15 @@
 """Privacy–utility curves of the central model: error against ε, analytic and simulated.
 
-The analytic curve is the noise's own error (no clamping bias), from the calibrated noise
-scale at each ε. The Monte-Carlo curve runs the very release on the analyst's data many
-times (:func:`dpstudio.engine.queries.simulate_query`) and measures the error against the
-true statistic of the present values, unclamped and not imputed, so the bias of clamping
-and of imputation shows. Both are for the analyst's eyes: they
-use the raw data and are never released.
+The analytic curve is the noise's own error (no clamping bias), from the exact variance of
+the integer noise each part of the release is calibrated to at each ε. The Monte-Carlo
+curve draws the very release on the analyst's data many times and measures the error
+against the true statistic of the present values, unclamped and not imputed, so the bias
+of clamping and of imputation shows. It reads the rows once: a release is a function of
+the column's clamped sufficient statistics (the bounded sums' distinct values and their
+counts, a histogram's counts, a quantile's candidate scores) and of fresh randomness, so
+each ε costs only noise draws (:class:`_Releases`), with exactly the distribution of
+:func:`dpstudio.engine.queries.simulate_query`. Both are for the analyst's eyes: they use
+the raw data and are never released.
 """
 
 from __future__ import annotations
@@ -22,12 +26,14 @@ from dpstudio.engine.queries import (
     category_codes,
     delta_method_variance,
     histogram_bins,
+    noisy_statistics,
     plan_sums,
     present_mask,
-    simulate_query,
     sum_sensitivity,
 )
+from dpstudio.engine.queries.sums import _step_sensitivity
 from dpstudio.engine.registry import REGISTRY
+from dpstudio.engine.release_draws import ReleaseDraws
 from dpstudio.engine.rng import Source
 from dpstudio.jobs import State, check
 
@@ -148,6 +154,10 @@ def monte_carlo_curve(values: np.ndarray, spec: QuerySpec, epsilons: np.ndarray,
                       label: str | None = None) -> ErrorCurve:
     """Simulated error of ``spec``'s release on ``values`` at each ε (``reps`` answers each).
 
+    The rows are read once (:class:`~dpstudio.engine.release_draws.ReleaseDraws`); each ε
+    then costs ``reps`` draws of the release's noise and rounding, whatever the number of
+    rows, with exactly the distribution of a real release.
+
     Parameters
     ----------
     values : numpy.ndarray
@@ -182,10 +192,11 @@ def monte_carlo_curve(values: np.ndarray, spec: QuerySpec, epsilons: np.ndarray,
     """
     eps = np.asarray(epsilons, dtype=np.float64)
     truth = true_value(values, spec)
+    draws = ReleaseDraws(values, spec)  # the one pass over the rows
     points = np.empty((eps.size, 3))
     for i, e in enumerate(eps):
         check(state)
-        sims = simulate_query(values, replace(spec, epsilon=float(e)), reps, source)
+        sims = draws.draw(float(e), reps, source)
         points[i] = _error(sims, truth, metric)
         if state is not None:
             state.progress((i + 1) / eps.size)
@@ -196,7 +207,7 @@ def monte_carlo_curve(values: np.ndarray, spec: QuerySpec, epsilons: np.ndarray,
 
 def analytic_curve(spec: QuerySpec, epsilons: np.ndarray, metric: str = "rmse",
                    values: np.ndarray | None = None, label: str | None = None) -> ErrorCurve:
-    """Error of the noise alone at each ε, from the continuous calibration of each part.
+    """Error of the noise alone at each ε, from the noise each part is calibrated to.
 
     ``values`` (the analyst's column) are needed for mean and variance (delta method at
     the true sums), relative error and total variation. Quantiles have no closed form:
@@ -249,30 +260,72 @@ def _family(spec: QuerySpec, eps: float):
     return info.build(**info.resolve(replace(spec, epsilon=eps).mechanism_params()))
 
 
+def _part_sd(family, lo: float, hi: float, eps: float, delta: float, spec: QuerySpec
+             ) -> float:
+    """Standard deviation of the noise a release gives one bounded sum in [lo, hi].
+
+    The integer mechanisms' noise is calibrated exactly as
+    :func:`~dpstudio.engine.queries.sums._noisy_sums` does (grid, step sensitivity) and
+    its exact variance taken: far narrower than the continuous twin's at large ε. The
+    fine-grid ones (Laplace, Gaussian) have a scale of at least 2^15 steps, where the
+    continuous formula is their variance to within 1e-9.
+    """
+    sens = sum_sensitivity(lo, hi, spec.relation, spec.missing)
+    if sens == 0:
+        raise QueryError("the declared bounds give this statistic zero sensitivity")
+    if not family.integer_grid:
+        return _sd(family, family.continuous_scale(sens, eps, delta))
+    grid = family.grid(sens, eps, delta)
+    steps = _step_sensitivity(math.floor(lo / grid), math.ceil(hi / grid), spec.relation,
+                              spec.missing)
+    return math.sqrt(family.calibrate(steps, grid, eps, delta).variance)
+
+
+#: Above this scale (in grid steps) E|Z| of the integer noise is its continuous twin's to
+#: well within 1e-6; below it the pmf is summed exactly.
+_CONTINUOUS_STEPS = 64.0
+
+
+def _histogram_cell(family, spec: QuerySpec, eps: float) -> tuple[float, float]:
+    """(standard deviation, E|Z|) of a histogram cell's noise, as
+    :func:`~dpstudio.engine.queries.histogram._histogram_parts` calibrates it (exact for
+    the integer mechanisms, continuous for the fine-grid ones, as :func:`_part_sd`)."""
+    coords = 2 if spec.relation == "replace" else 1
+    if not family.integer_grid:
+        scale = family.continuous_scale(1.0, eps, spec.delta, coords)
+        # E|Z| is b for Laplace(b) and σ√(2/π) for N(0, σ²).
+        mad = scale if family.family == "laplace" else scale * math.sqrt(2.0 / math.pi)
+        return _sd(family, scale), mad
+    grid = min(1.0, family.grid(1.0, eps, spec.delta, coords))
+    noise = family.calibrate(int(round(1.0 / grid)), grid, eps, spec.delta, coords)
+    t = noise.scale
+    if t > _CONTINUOUS_STEPS:
+        mad = t if noise.family == "laplace" else t * math.sqrt(2.0 / math.pi)
+    else:
+        k = np.arange(1, math.ceil(40.0 * t) + 41)
+        mad = float(2.0 * np.sum(k * noise.pmf(k)))
+    return math.sqrt(noise.variance), mad * noise.grid
+
+
 def _analytic_point(spec: QuerySpec, eps: float, metric: str, truth, sums) -> float:
     family = _family(spec, eps)
     if spec.query == "histogram":
-        coords = 2 if spec.relation == "replace" else 1
-        scale = family.continuous_scale(1.0, eps, spec.delta, coords)
+        sd, mad = _histogram_cell(family, spec, eps)
         if metric == "tv":
             cells = len(histogram_bins(spec)[0])
-            # E|Z| is b for Laplace(b) and σ√(2/π) for N(0, σ²).
-            mad = scale if family.family == "laplace" else scale * math.sqrt(2.0 / math.pi)
             total = float(np.sum(truth)) if truth is not None else 1.0
             return 0.5 * cells * mad / max(total, 1.0)
-        return _finish(_sd(family, scale), metric, spec, truth)
+        return _finish(sd, metric, spec, truth)
     if spec.query in ("quantile", "median"):
         raise QueryError("quantiles have no analytic error curve; simulate them")
+    parts = noisy_statistics(spec)  # the noisy sums, each with ε/k and δ/k
+    k = len(parts)
+    variances = {name: _part_sd(family, lo, hi, eps / k, spec.delta / k, spec) ** 2
+                 for name, lo, hi, _ in parts}
     if sums is None:  # count or sum without the data: the noise is all there is
-        sens = 1.0 if spec.query == "count" else sum_sensitivity(*spec.bounds, spec.relation,
-                                                                 spec.missing)
-        return _finish(_sd(family, family.continuous_scale(sens, eps, spec.delta)), metric,
-                       spec, truth)
-    # A sensitivity of 0 marks an exact public count (imputed values under replace): no
-    # noise, no share of the budget.
-    k = sum(1 for _, _, sens in sums if sens > 0)
-    variances = {name: _sd(family, family.continuous_scale(sens, eps / k, spec.delta / k)) ** 2
-                 if sens > 0 else 0.0 for name, _, sens in sums}
+        return _finish(math.sqrt(variances[spec.query]), metric, spec, truth)
+    # An exact public count (imputed values under replace) has no noise.
+    variances.setdefault("count", 0.0)
     true_sums = {name: total for name, total, _ in sums}
     return _finish(math.sqrt(delta_method_variance(spec.query, true_sums, variances)), metric,
                    spec, truth)

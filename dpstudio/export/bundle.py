@@ -3,6 +3,11 @@
 Rendering everything before anything is written lets the project ledger record every
 file's SHA-256 *before* the first byte reaches the output folder, which is what makes a
 release recoverable after a crash (see :mod:`dpstudio.project`).
+
+The analyst's copy of the report (:func:`render_analyst_report`) is not one of these
+files: it holds figures read off the raw data (n, values outside the bounds, the clamping
+bias), so it is never in the output folder, never in the manifest, and never in the
+ledger's list of files. The project writes it to a private folder of its own.
 """
 
 from __future__ import annotations
@@ -24,11 +29,14 @@ from dpstudio.export.manifest import (
     manifest_bytes,
     missing_treatment,
 )
+from dpstudio.export.report_analyst import AnalystFigures
+from dpstudio.export.report_input import ReportInput
 from dpstudio.export.script import release_script
 from dpstudio.export.tables import local_table, model_table, records_table, release_table
 from dpstudio.export.writers import FORMATS, normalize_format, render_table
 
-__all__ = ["BundleInput", "RenderedFile", "file_names", "render_bundle"]
+__all__ = ["BundleInput", "RenderedFile", "file_names", "render_analyst_report",
+           "render_bundle"]
 
 #: The table of a release's values, by how the result reads (:func:`shape_of`).
 _TABLES = {"statistic": release_table, "estimate": local_table, "model": model_table}
@@ -49,7 +57,8 @@ class RenderedFile:
 
 @dataclass
 class BundleInput:
-    """What a release's files are made of; all public except ``dataset_path`` (local)."""
+    """What a release's files are made of; all public except ``dataset_path`` (local) and
+    ``analyst`` (read off the raw data: only :func:`render_analyst_report` uses it)."""
 
     release_id: int
     uid: str
@@ -77,6 +86,10 @@ class BundleInput:
     records: dict[str, Any] | None = None
     #: Whether the dataset's first line is a header (False: read with ``header=False``).
     header: bool = True
+    #: Figures measured on the raw data at release time
+    #: (:func:`~dpstudio.export.report_analyst.measure_clamping`) for the analyst's copy
+    #: of the report; never in a published file.
+    analyst: AnalystFigures | None = None
 
     @property
     def shape(self) -> str:
@@ -222,19 +235,61 @@ def _model_section(inp: BundleInput) -> dict[str, Any]:
     }
 
 
+def _report_input(inp: BundleInput, analyst: bool) -> ReportInput:
+    """The report's input: the stakeholder copy's, or with the analyst's figures."""
+    return ReportInput(
+        release_id=inp.release_id, uid=inp.uid, created_at=inp.created_at,
+        dataset_name=inp.dataset_name, fingerprint=inp.fingerprint, spec=inp.spec,
+        public=inp.public, epsilon=float(inp.epsilon), delta=float(inp.delta),
+        accountant=inp.accountant, budget_epsilon=float(inp.budget_epsilon),
+        budget_delta=float(inp.budget_delta), history=inp.history,
+        engine_version=__version__, trust_model=inp.trust_model,
+        analyst=inp.analyst if analyst else None)
+
+
+def render_analyst_report(inp: BundleInput) -> bytes | None:
+    """The analyst's copy of the release's report (HTML), never a published file.
+
+    Parameters
+    ----------
+    inp : BundleInput
+        The release as :func:`render_bundle` renders it, with ``analyst`` set.
+
+    Returns
+    -------
+    bytes or None
+        The self-contained HTML page (the stakeholder report plus a banner, n and the
+        error as bias + noise measured on the data); None when the release writes no
+        report or has no analyst's figures (a model release).
+
+    Raises
+    ------
+    ExportError
+        If the report cannot be rendered.
+    """
+    if not inp.report or inp.analyst is None or inp.shape == "model":
+        return None
+    from dpstudio.export.report import render_report
+
+    html_doc, _ = render_report(_report_input(inp, analyst=True))
+    return html_doc
+
+
 def render_bundle(inp: BundleInput) -> list[RenderedFile]:
     """Every file of the release, the manifest last.
 
     Parameters
     ----------
     inp : BundleInput
-        The release's public fields, declaration and options.
+        The release's public fields, declaration and options (``analyst`` is not read:
+        see :func:`render_analyst_report`).
 
     Returns
     -------
     list of RenderedFile
         The value tables in each format, the collector's records (local model), the
-        report, the script, then the manifest (which lists every other file's SHA-256).
+        stakeholder report, the script, then the manifest (which lists every other
+        file's SHA-256).
 
     Raises
     ------
@@ -257,15 +312,9 @@ def render_bundle(inp: BundleInput) -> list[RenderedFile]:
         files += [RenderedFile(f"{inp.stem}.records{FORMATS[f]}", f"records/{f}",
                                render_table(records, f, meta)) for f in formats]
     if inp.report:
-        from dpstudio.export.report import ReportInput, render_report
+        from dpstudio.export.report import render_report
 
-        html_doc, pdf_doc = render_report(ReportInput(
-            release_id=inp.release_id, uid=inp.uid, created_at=inp.created_at,
-            dataset_name=inp.dataset_name, fingerprint=inp.fingerprint, spec=inp.spec,
-            public=inp.public, epsilon=float(inp.epsilon), delta=float(inp.delta),
-            accountant=inp.accountant, budget_epsilon=float(inp.budget_epsilon),
-            budget_delta=float(inp.budget_delta), history=inp.history,
-            engine_version=__version__, trust_model=inp.trust_model))
+        html_doc, pdf_doc = render_report(_report_input(inp, analyst=False))
         files += [RenderedFile(f"{inp.stem}.report.html", "report/html", html_doc),
                   RenderedFile(f"{inp.stem}.report.pdf", "report/pdf", pdf_doc)]
     if inp.script:

@@ -9,6 +9,17 @@ one self-contained file; the PDF is the same HTML laid out by QTextDocument and 
 with QPdfWriter. Everything shown is public: the released output, the declaration and
 the ledger — never raw data, never the analyst-only count of clamped values.
 
+Two copies are drawn from one :class:`ReportInput`. The stakeholder copy (``analyst`` is
+None) is the one a release writes. The analyst's copy (``analyst`` set to the figures
+:func:`~dpstudio.export.report_analyst.measure_clamping` reads off the data at release
+time) adds, for the analyst's eyes only, the number of records and the error as bias +
+noise when the declared bounds clamp values ("84% of values are outside 18–30: the mean is
+biased; widen the bounds"), in a banner-marked page that must not be published.
+
+Every figure carries a caption (dataset, column, statistic, mechanism, ε), drawn into the
+image and repeated under it; the guarantee says what ε means in odds (e^ε,
+:mod:`~dpstudio.export.report_words`), and the page states n and the clamping note.
+
 What the report shows is computed without Qt elsewhere: the trade-off figure's first curve
 (the engine's own, :mod:`~dpstudio.export.report_curves`) and the error-against-ε series
 (:mod:`~dpstudio.export.utility_series`). This module holds the wording, the tables and
@@ -22,7 +33,7 @@ import html
 import math
 import string
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +47,7 @@ from dpstudio.engine.tradeoff import alpha_grid, epsilon_delta_tradeoff
 from dpstudio.export._qt import ensure_gui_application, png_bytes, quiet_qt
 from dpstudio.export.errors import ExportError
 from dpstudio.export.plots import budget_image, error_bar_image, tradeoff_image, utility_image
+from dpstudio.export.report_analyst import AnalystFigures, measure_clamping
 from dpstudio.export.report_curves import (
     local_first_curve,
     local_tradeoff_caption,
@@ -44,6 +56,15 @@ from dpstudio.export.report_curves import (
     own_tradeoff_caption,
 )
 from dpstudio.export.report_input import ReportInput, is_model
+from dpstudio.export.report_sections import (
+    FIGURE_TITLES,
+    analyst_banner,
+    analyst_section,
+    clamping_bias,
+    figure_captions,
+    footer,
+)
+from dpstudio.export.report_words import clamping_note, figure_facts, n_sentence, odds_sentence
 from dpstudio.export.tables import coefficient_noise_scales
 from dpstudio.export.utility_series import (
     UtilitySeries,
@@ -53,10 +74,10 @@ from dpstudio.export.utility_series import (
 )
 
 # ReportInput and utility_series are re-exported: callers import them from here.
-__all__ = ["ReportInput", "render_report", "report_images", "template_path", "utility_series"]
+__all__ = ["FIGURE_TITLES", "AnalystFigures", "ReportInput", "analyst_copy", "measure_clamping",
+           "render_report", "report_images", "template_path", "utility_series"]
 
 TEMPLATE_NAME = "report.html"
-
 
 def template_path() -> Path:
     """The report's HTML template.
@@ -109,7 +130,8 @@ def report_images(inp: ReportInput) -> dict[str, QImage]:
     Parameters
     ----------
     inp : ReportInput
-        The release and its dataset's history.
+        The release and its dataset's history (with ``analyst`` figures, the analyst's
+        copy: the utility figure then shows the error as bias + noise).
 
     Returns
     -------
@@ -117,7 +139,9 @@ def report_images(inp: ReportInput) -> dict[str, QImage]:
         ``errorbars`` (released values and intervals), ``tradeoff`` (the first curve,
         :mod:`~dpstudio.export.report_curves`, then the (ε, δ) bound of all releases when
         there are several), ``utility`` (:mod:`~dpstudio.export.utility_series`) and
-        ``budget`` (ε per release against the dataset's budget).
+        ``budget`` (ε per release against the dataset's budget). Each carries the
+        release's caption (:func:`~dpstudio.export.report_words.figure_facts`), drawn
+        under its legend and stored as the PNG's ``Description``.
 
     Raises
     ------
@@ -126,6 +150,7 @@ def report_images(inp: ReportInput) -> dict[str, QImage]:
     """
     ensure_gui_application()
     pub, spec = inp.public, inp.spec
+    facts = figure_facts(inp)
     with quiet_qt():
         if is_model(pub):
             labels = list(pub["value"])
@@ -135,19 +160,21 @@ def report_images(inp: ReportInput) -> dict[str, QImage]:
                                                                            strict=True)],
                                   [v + s for v, s in zip(values, scales, strict=True)],
                                   f"Released coefficients (± noise scale) for "
-                                  f"{pub.get('column')}", "coefficient (log-odds)")
+                                  f"{pub.get('column')}", "coefficient (log-odds)",
+                                  caption=facts)
         elif pub["query"] == "histogram":
             labels = list(pub["value"])
             err = error_bar_image(labels, [pub["value"][k] for k in labels],
                                   [pub["ci_low"][k] for k in labels],
                                   [pub["ci_high"][k] for k in labels],
-                                  f"Released histogram of {pub.get('column')}", "count")
+                                  f"Released histogram of {pub.get('column')}", "count",
+                                  caption=facts)
         else:
             title = (f"Released {pub['query']}" if pub.get("ci_low") is None else
                      f"Released {pub['query']} with its {spec.confidence:.0%} interval")
             err = error_bar_image([f"{pub['query']} of {pub.get('column')}"], [pub["value"]],
                                   [pub.get("ci_low")], [pub.get("ci_high")], title,
-                                  pub["query"])
+                                  pub["query"], caption=facts)
         a = alpha_grid(400)
         spent_e, spent_d = _spent(inp)
         spent_d = min(spent_d, 1.0 - 1e-12)
@@ -158,15 +185,27 @@ def report_images(inp: ReportInput) -> dict[str, QImage]:
             curves.append((f"all {len(inp.history)} releases: ε = {spent_e:g}, "
                            f"δ = {spent_d:g}", a, epsilon_delta_tradeoff(spent_e, spent_d,
                                                                          a).beta))
-        trade = tradeoff_image(curves)
-        series = reading.series(spec, pub)
-        util = utility_image(series.epsilon, series.error, float(spec.epsilon),
-                             series.at_release, series.ylabel,
-                             "Expected error at other privacy levels")
+        trade = tradeoff_image(curves, caption=facts)
+        util = _utility_figure(inp, reading.series(spec, pub), facts)
         budget = budget_image([h["epsilon"] for h in inp.history],
                               ["pending" if h["status"] == "this release" else h["status"]
-                               for h in inp.history], inp.budget_epsilon)
+                               for h in inp.history], inp.budget_epsilon, caption=facts)
     return {"errorbars": err, "tradeoff": trade, "utility": util, "budget": budget}
+
+
+def _utility_figure(inp: ReportInput, series: UtilitySeries, caption: str) -> QImage:
+    """Error against ε: the noise alone, or (analyst's copy, values clamped) bias + noise
+    with the noise alone dashed beside it."""
+    bias = clamping_bias(inp)
+    title = FIGURE_TITLES["utility"]
+    if bias is None:
+        return utility_image(series.epsilon, series.error, float(inp.spec.epsilon),
+                             series.at_release, series.ylabel, title, caption=caption)
+    total = np.hypot(series.error, bias)
+    return utility_image(series.epsilon, total, float(inp.spec.epsilon),
+                         math.hypot(series.at_release, bias), "expected error √(bias² + noise²)",
+                         title + " (analyst's copy: bias + noise)", caption=caption,
+                         noise=series.error, label="bias + noise (clamping, measured on the data)")
 
 
 def _delta_text(inp: ReportInput) -> str:
@@ -400,18 +439,28 @@ def _fill(inp: ReportInput, sources: dict[str, str]) -> str:
     spec, pub = inp.spec, inp.public
     model = is_model(pub)
     reading = _reading(inp)
-    util_caption = reading.series(spec, pub).caption
+    series = reading.series(spec, pub)
+    util_caption = series.caption
+    if clamping_bias(inp) is not None:
+        util_caption += (" Analyst's copy: the solid line adds the clamping bias measured on "
+                         "the data to the noise; the dashed line is the noise alone.")
     notes = "".join(f"<p class='caption'>Note: {_e(n)}</p>" for n in pub.get("notes", []))
     left = inp.budget_epsilon - sum(h["epsilon"] for h in inp.history)
     left_d = inp.budget_delta - sum(h["delta"] for h in inp.history)
+    note = clamping_note(inp)
     values = {
         "title": _e(f"Differentially private logistic regression of {spec.column}" if model
                     else f"Differentially private {spec.query} of {spec.column}"),
         "subtitle": _e(f"Release #{inp.release_id} from {inp.dataset_name}, "
                        f"{inp.created_at} (UTC) — DP Studio {inp.engine_version}"),
+        "analyst_banner": analyst_banner(inp),
         "value_table": _value_table(pub, spec.confidence),
         "value_caption": _e(reading.value_caption(inp)),
+        "n_text": _e(n_sentence(inp)),
+        "clamping_note": f"<p class='caption'>{_e(note)}</p>" if note else "",
+        "analyst_section": analyst_section(inp, float(series.at_release)),
         "guarantee": reading.guarantee(inp),
+        "odds": _e(odds_sentence(inp)),
         "tradeoff_caption": _e(reading.tradeoff_caption(inp)),
         "utility_caption": _e(util_caption),
         "budget_caption": _e(
@@ -421,8 +470,8 @@ def _fill(inp: ReportInput, sources: dict[str, str]) -> str:
         "history_table": _history_table(inp),
         "method_table": _method_table(inp),
         "notes": notes,
-        "footer": _e("Generated by DP Studio. This report shows only the released values, "
-                     "the public declaration and the privacy ledger; it contains no raw data."),
+        "footer": _e(footer(inp)),
+        **figure_captions(inp),
     }
     values.update(sources)
     try:
@@ -455,13 +504,36 @@ def _pdf(doc_html: str, images: dict[str, QImage], title: str) -> bytes:
     return out
 
 
-def render_report(inp: ReportInput) -> tuple[bytes, bytes]:
-    """Render the stakeholder report.
+def analyst_copy(inp: ReportInput, values: np.ndarray) -> ReportInput:
+    """The analyst's copy of a report: ``inp`` with the figures measured on the data.
 
     Parameters
     ----------
     inp : ReportInput
-        The release, its declaration and its dataset's history (all public).
+        The stakeholder copy's input.
+    values : numpy.ndarray
+        The very column the release read, at release time.
+
+    Returns
+    -------
+    ReportInput
+        With ``analyst`` set (:func:`measure_clamping`); a model release is returned as
+        is (its analyst-only utility is the model's, not a clamping bias).
+    """
+    if is_model(inp.public):
+        return inp
+    return replace(inp, analyst=measure_clamping(inp.spec, values, inp.trust_model))
+
+
+def render_report(inp: ReportInput) -> tuple[bytes, bytes]:
+    """Render the report: the stakeholder copy, or the analyst's copy when
+    ``inp.analyst`` holds figures measured on the data.
+
+    Parameters
+    ----------
+    inp : ReportInput
+        The release, its declaration and its dataset's history (all public), and for the
+        analyst's copy only, ``analyst`` (:func:`measure_clamping` at release time).
 
     Returns
     -------
@@ -483,5 +555,6 @@ def render_report(inp: ReportInput) -> tuple[bytes, bytes]:
         html_doc = _fill(inp, {f"{k}_src": "data:image/png;base64,"
                                + base64.b64encode(v).decode("ascii") for k, v in pngs.items()})
         pdf_doc = _pdf(_fill(inp, {f"{k}_src": f"plot-{k}.png" for k in images}), images,
-                       f"DP Studio release #{inp.release_id}")
+                       f"DP Studio release #{inp.release_id}"
+                       + (" — analyst's copy" if inp.analyst is not None else ""))
     return html_doc.encode("utf-8"), pdf_doc

@@ -1,4 +1,4 @@
-"""What a stakeholder report shows: :class:`ReportInput`, all of it public.
+"""What a report shows: :class:`ReportInput` — public, but for the analyst's figures.
 
 Kept apart from :mod:`dpstudio.export.report` (which draws with Qt) so that the report's
 data-only pieces — its trade-off curves (:mod:`~dpstudio.export.report_curves`) and
@@ -13,6 +13,7 @@ from typing import Any
 from dpstudio.analysis.capabilities import Capability, capability
 from dpstudio.analysis.result import shape_of
 from dpstudio.engine.queries import QuerySpec
+from dpstudio.export.report_analyst import AnalystFigures
 
 __all__ = ["ReportInput", "is_model"]
 
@@ -34,7 +35,7 @@ def is_model(public: dict[str, Any]) -> bool:
 
 @dataclass
 class ReportInput:
-    """Everything the report shows; all of it public.
+    """Everything the report shows; all of it public except ``analyst``.
 
     Attributes
     ----------
@@ -60,6 +61,11 @@ class ReportInput:
         The DP Studio version that drew the release.
     trust_model : str
         ``"central"`` (default) or ``"local"``; a model release is ``"central"``.
+    analyst : AnalystFigures or None
+        None (default) for the stakeholder (public) copy. Figures read off the raw data
+        at release time (:func:`~dpstudio.export.report_analyst.measure_clamping`) make
+        it the analyst's copy: n, values outside the bounds, the error as bias + noise.
+        Never set for a file that is published.
     """
 
     release_id: int
@@ -77,6 +83,7 @@ class ReportInput:
     history: list[dict[str, Any]] = field(default_factory=list)
     engine_version: str = ""
     trust_model: str = "central"
+    analyst: AnalystFigures | None = None
 
     @property
     def shape(self) -> str:

@@ -29,6 +29,16 @@ pending, never guessed at.
 An ``aborted`` release stays charged: its noise was drawn and some of its files may have
 been written — and read, copied or synced — before the interruption. It is not a release
 (it lists no files, shows no value), but its ε and δ count against the budget.
+
+The analyst's copy of the report
+--------------------------------
+A release that writes a report also gets the analyst's copy (figures measured on the raw
+data at release time, in :func:`_charge`). It is not a release file: never in the output
+folder, the manifest or the ledger's list of files. Once the release is done (and the lock
+released), it is written to the project's private folder
+(:mod:`~dpstudio.project.analyst_copy`); the record :meth:`ReleaseTransaction.release`
+returns names it (``analyst_report``), and :meth:`ReleaseTransaction.analyst_report` finds
+it later. Failing to write it never undoes the release.
 """
 
 from __future__ import annotations
@@ -45,6 +55,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from dpstudio.analysis import AnalysisResult, AnalysisSpec, capability, release_refusal, resolve
 from dpstudio.analysis import run as run_analysis
 from dpstudio.analysis.resolve import reader_for
@@ -59,6 +71,12 @@ from dpstudio.engine.rng import SecureSource
 from dpstudio.project import _chain
 from dpstudio.project._fs import pause, tmp_name
 from dpstudio.project.accountant import get_accountant
+from dpstudio.project.analyst_copy import (
+    ReleasedRecord,
+    analyst_folder,
+    analyst_report_name,
+    write_analyst_copy,
+)
 from dpstudio.project.errors import (
     BudgetExceededError,
     DatasetChangedError,
@@ -139,8 +157,9 @@ class ReleaseTransaction:
                 "registers_dataset": prep.record is None, "dataset": prep.name,
                 "notes": prep.notes, "budget": prep.budget, "remaining": remaining}
 
-    def release(self, spec: ReleaseSpec, out_dir: str | os.PathLike[str]) -> ReleaseRecord:
-        """Perform a release: charge the budget, write the files, record them.
+    def release(self, spec: ReleaseSpec, out_dir: str | os.PathLike[str]) -> ReleasedRecord:
+        """Perform a release: charge the budget, write the files, record them; then write
+        the analyst's copy of its report (if it has one) to the project's private folder.
 
         Raises BudgetExceededError (nothing charged, nothing written), DatasetChangedError,
         SpecError/ProjectError/DataError/EngineError for bad input (likewise), or
@@ -151,11 +170,39 @@ class ReleaseTransaction:
             pause("start")
             prep = self._prepare(spec, out_dir, create_out=True)
             try:
-                release_id, uid, files = self._charge(prep)
+                release_id, uid, files, bundle = self._charge(prep)
             except BaseException:
                 prep.cleanup_dirs()
                 raise
-            return self._write(release_id, uid, files, prep.out)
+            record = self._write(release_id, uid, files, prep.out)
+        return write_analyst_copy(self.path, record, bundle)
+
+    @property
+    def analyst_folder(self) -> Path:
+        """The project's private folder for the analyst's copies of its reports.
+
+        Returns
+        -------
+        pathlib.Path
+            ``<project stem>.analyst`` beside the project file (it may not exist yet).
+        """
+        return analyst_folder(self.path)
+
+    def analyst_report(self, release_id: int) -> Path | None:
+        """Where release ``release_id``'s analyst's copy of its report is, if it exists.
+
+        Parameters
+        ----------
+        release_id : int
+
+        Returns
+        -------
+        pathlib.Path or None
+            The HTML file in :attr:`analyst_folder`; None when there is none (no report,
+            a model release, a release made before analyst's copies existed, or removed).
+        """
+        path = self.analyst_folder / analyst_report_name(release_id)
+        return path if path.is_file() else None
 
     def _prepare(self, spec: ReleaseSpec, out_dir: str | os.PathLike[str], create_out: bool
                  ) -> _Prepared:
@@ -255,9 +302,15 @@ class ReleaseTransaction:
         raise ProjectError(f"{prep.out} already holds files named like this release's; choose "
                            "another output folder")
 
-    def _charge(self, prep: _Prepared) -> tuple[int, str, list]:
-        """Step 1: check, draw, render, record as pending — one transaction."""
+    def _charge(self, prep: _Prepared) -> tuple[int, str, list, Any]:
+        """Step 1: check, draw, render, record as pending — one transaction.
+
+        Returns the release's id, uid and rendered files, and the bundle they were
+        rendered from, with the analyst's figures measured on the values the release read
+        (for the analyst's copy, written after the release is done).
+        """
         from dpstudio.export.bundle import BundleInput, render_bundle
+        from dpstudio.export.report_analyst import measure_clamping
 
         acc = get_accountant(prep.accountant)
         uid = uuid.uuid4().hex
@@ -304,7 +357,11 @@ class ReleaseTransaction:
                                                                float(result.delta)):
                 shown = replace(shown, epsilon=float(result.epsilon),
                                 delta=float(result.delta))
-            files = render_bundle(BundleInput(
+            # The analyst's figures, from the very values the noise was drawn for: only for
+            # a report (its analyst's copy) and never for a model (its utility is its own).
+            analyst = (measure_clamping(shown, prep.values, prep.trust_model)
+                       if prep.spec.report and prep.model is None else None)
+            bundle = BundleInput(
                 release_id=release_id, uid=uid, created_at=created_at, stem=stem,
                 dataset_name=prep.name, dataset_path=str(prep.path),
                 fingerprint=prep.fingerprint, schema=prep.schema, spec=shown,
@@ -313,7 +370,8 @@ class ReleaseTransaction:
                 budget_delta=prep.budget[1], formats=prep.spec.formats,
                 report=prep.spec.report, script=prep.spec.script, reader=prep.reader,
                 history=history, trust_model=prep.trust_model, records=records,
-                header=prep.spec.header))
+                header=prep.spec.header, analyst=analyst)
+            files = render_bundle(bundle)
             conn.executemany(
                 "INSERT INTO release_files (release_id, name, role, sha256, bytes) VALUES "
                 "(?, ?, ?, ?, ?)",
@@ -324,7 +382,7 @@ class ReleaseTransaction:
                           json.dumps(public, allow_nan=False, ensure_ascii=False), release_id))
             pause("before-charge-commit")
         pause("charged")
-        return release_id, uid, files
+        return release_id, uid, files, bundle
 
     def _history(self, conn: sqlite3.Connection, dataset_id: int, this_id: int
                  ) -> list[dict[str, Any]]:
@@ -437,7 +495,9 @@ def _draw(prep: _Prepared) -> tuple[dict[str, Any], dict[str, Any] | None, Analy
     if result.simulated:  # pragma: no cover - SecureSource is never simulated
         raise ProjectError("a release needs the OS CSPRNG")
     records = result.records() if result.records is not None else None
-    return result.public(), records, result
+    # n is exported where the engine makes it public (imputed values under replace-one).
+    rows = None if prep.model is not None else int(np.asarray(prep.values).size)
+    return result.public(rows=rows), records, result
 
 
 def _spec_dict(prep: _Prepared) -> dict[str, Any]:

@@ -38,7 +38,7 @@ from dpstudio.project.records import (
     ReleaseRecord,
 )
 
-__all__ = ["BUSY_TIMEOUT", "PROJECT_SUFFIX", "ProjectStore"]
+__all__ = ["BUSY_TIMEOUT", "PROJECT_SUFFIX", "ProjectStore", "budget_amounts"]
 
 PROJECT_SUFFIX = ".dpstudio"
 _SQLITE_MAGIC = b"SQLite format 3\x00"

@@ -6,6 +6,11 @@ The jobs are the headless analysis layer's (:mod:`dpstudio.analysis.utility`,
 on one runner (cached by :meth:`~dpstudio.analysis.choices.Choices.utility_key`, so moving
 ε never recomputes them), the per-ε trade-off and preview on another, throttled so a
 slider drag updates live.
+
+The jobs' own modules are imported by the jobs, in the worker thread: the first frame
+does not wait for them. A new dataset's jobs start once the window has taken the dataset
+in (the table, the column list, remembered choices): started at once, they would compete
+with that for the interpreter and the window would freeze while installing a big table.
 """
 
 from __future__ import annotations
@@ -14,17 +19,14 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from PySide6.QtCore import QCoreApplication, QObject, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
 
-from dpstudio.analysis.choices import VIEW_TRUST_MODELS, Choices
-from dpstudio.analysis.curves import Preview, TradeoffResult, UtilityResult
-from dpstudio.analysis.preview import preview
-from dpstudio.analysis.privacy import tradeoff
-from dpstudio.analysis.utility import PLANNED_MODELS, utility
 from dpstudio.ui.throttle import Throttle
 from dpstudio.ui.worker import Coalescer, JobRunner
 
 if TYPE_CHECKING:
+    from dpstudio.analysis.choices import Choices
+    from dpstudio.analysis.curves import Preview, TradeoffResult, UtilityResult
     from dpstudio.ui.session import Session
 
 __all__ = ["Analysis"]
@@ -76,6 +78,12 @@ class Analysis(QObject):
             runner.sig_progress.connect(self.progress)
         self._utility_later = Coalescer(lambda _=None: self._submit_utility(), 30, self)
         self._fast_later = Throttle(self._submit_fast, 30, self)
+        # A new dataset's first jobs: on the next turn of the event loop, after the
+        # window has installed the dataset (see the module's note).
+        self._dataset_later = QTimer(self)
+        self._dataset_later.setSingleShot(True)
+        self._dataset_later.setInterval(0)
+        self._dataset_later.timeout.connect(self._submit_all)
         session.changed.connect(self._on_changed)
 
     # -- public ----------------------------------------------------------------------
@@ -106,7 +114,8 @@ class Analysis(QObject):
 
     def is_idle(self) -> bool:
         return (not self._busy and not self._fast_later.pending()
-                and not self._utility_later._timer.isActive())
+                and not self._utility_later._timer.isActive()
+                and not self._dataset_later.isActive())
 
     def wait_idle(self, timeout_s: float = 30.0) -> bool:
         """Process events until every job has finished (screenshots, tests, benchmarks)."""
@@ -133,6 +142,7 @@ class Analysis(QObject):
         self._closed = True
         self._fast_later.stop()
         self._utility_later._timer.stop()
+        self._dataset_later.stop()
         self.slow.shutdown()
         self.fast.shutdown()
 
@@ -141,25 +151,48 @@ class Analysis(QObject):
     def _on_changed(self, aspect: str) -> None:
         if self._closed:
             return
+        if aspect == "dataset":
+            # The old dataset's results are of no use; the new one's jobs start on the
+            # next turn, reading the settings as the window leaves them (the column list
+            # and remembered choices change them again in this turn).
+            self._drop_jobs()
+            # The caches' keys describe the settings, not the data: another file with a
+            # column of the same name and declaration must not get this one's curves.
+            self._lines_cache.clear()
+            self._points_cache.clear()
+            self._compare_cache.clear()
+            self._dataset_later.start()
         s = self.session.settings()
         if s is None:
-            for runner, key in ((self.slow, "lines"), (self.slow, "montecarlo"),
-                                (self.slow, "compare"), (self.fast, "tradeoff"),
-                                (self.fast, "preview")):
-                if self._submitted.get(key) is not None:
-                    runner.cancel(key)
-            self._submitted.clear()
-            self._shown.clear()
+            self._drop_jobs()
             self.cleared.emit(self.session.problem() or "")
             return
-        if aspect in ("hide_true", "budget"):
-            return  # display only
+        if aspect in ("hide_true", "budget") or self._dataset_later.isActive():
+            return  # display only, or the dataset's jobs are about to start
         if s.utility_key() != self._shown.get("utility"):
-            if aspect in ("dataset", "refresh"):
+            if aspect == "refresh":
                 self._submit_utility()
             else:
                 self._utility_later()
         self._fast_later()
+
+    def _drop_jobs(self) -> None:
+        """Cancel every job under way; whatever they still return is not shown."""
+        for runner, key in ((self.slow, "lines"), (self.slow, "montecarlo"),
+                            (self.slow, "compare"), (self.fast, "tradeoff"),
+                            (self.fast, "preview")):
+            if self._submitted.get(key) is not None:
+                runner.cancel(key)
+        self._submitted.clear()
+        self._shown.clear()
+
+    def _submit_all(self) -> None:
+        s = self.session.settings()
+        if s is None or self._closed:
+            return
+        if s.utility_key() != self._shown.get("utility"):
+            self._submit_utility()
+        self._submit_fast()
 
     def _submit_utility(self) -> None:
         s = self.session.settings()
@@ -174,9 +207,14 @@ class Analysis(QObject):
         elif self._submitted.get("lines") != key:
             self._submitted["lines"] = key
             self.slow.submit("lines", _lines_job, s, self.session.values)
+        # The comparison curves before the Monte-Carlo job (one worker runs them in
+        # order): the lines are all drawn while the simulation's points still arrive.
+        if self.planned_comparisons:
+            self._submit_compare(s)
         self._submit_points(s)
-        if not self.planned_comparisons:
-            return
+
+    def _submit_compare(self, s: Choices) -> None:
+        key = s.utility_key()
         if key in self._compare_cache:
             self._submitted["compare"] = None
             self.compare_ready.emit(self._compare_cache[key])
@@ -246,28 +284,40 @@ class Analysis(QObject):
         self.busy_changed.emit(key, busy)
 
 
-# Jobs: module-level so they hold no reference to Qt objects.
+# Jobs: module-level so they hold no reference to Qt objects. Each imports what it runs
+# (in the worker thread, once): the first frame does not wait for those modules.
 
 
 def _lines_job(s: Choices, values: np.ndarray, state=None) -> UtilityResult:
+    from dpstudio.analysis.choices import VIEW_TRUST_MODELS
+    from dpstudio.analysis.utility import PLANNED_MODELS, utility
+
     fast = tuple(m for m in VIEW_TRUST_MODELS if m not in PLANNED_MODELS)
     return utility(s, values, state, simulate=False, compare=fast)
 
 
 def _compare_job(s: Choices, values: np.ndarray, state=None
                  ) -> UtilityResult:
+    from dpstudio.analysis.utility import PLANNED_MODELS, utility
+
     return utility(s, values, state, simulate=False, analytic=False,
                    compare=PLANNED_MODELS)
 
 
 def _points_job(s: Choices, values: np.ndarray, state=None) -> UtilityResult:
+    from dpstudio.analysis.utility import utility
+
     return utility(s, values, state, analytic=False, compare=False)
 
 
 def _tradeoff_job(s: Choices, state=None) -> TradeoffResult:
+    from dpstudio.analysis.privacy import tradeoff
+
     return tradeoff(s, state)
 
 
 def _preview_job(s: Choices, values: np.ndarray, seed: int, state=None
                  ) -> Preview:
+    from dpstudio.analysis.preview import preview
+
     return preview(s, values, state, seed=seed)

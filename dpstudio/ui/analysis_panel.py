@@ -38,19 +38,33 @@ from dpstudio.engine.missing import midpoint
 from dpstudio.engine.queries import sum_sensitivity
 from dpstudio.engine.trust_models import DEFAULT_TRUST_MODEL
 from dpstudio.ui.budget_panel import BudgetPanel
-from dpstudio.ui.param_form import LogSliderSpin, ParamForm, ScientificSpinBox
+from dpstudio.ui.number_boxes import mark
+from dpstudio.ui.param_form import REFUSED_STYLE, LogSliderSpin, ParamForm, ScientificSpinBox
 from dpstudio.ui.result_panel import shift_line
 from dpstudio.ui.session import DELTA_RANGE, EPS_RANGE, Session
 from dpstudio.ui.style import MUTED
 from dpstudio.ui.table_model import NAME_CHARS, elide_name, name_tooltip
 from dpstudio.ui.texts import GLOSSARY, METRICS, QUERY_LABELS, QUERY_PARAMS, TRUST_MODELS
 
-__all__ = ["AnalysisPanel"]
+__all__ = ["AnalysisPanel", "short_mechanism_label"]
 
 CONFIDENCES = (0.8, 0.9, 0.95, 0.99)
 COLUMN_TIP = "The column to release a statistic about"
 STRUCTURE = {"dataset", "column", "schema", "trust_model", "query", "query_params",
              "mechanism", "refresh"}
+
+
+def short_mechanism_label(label: str) -> str:
+    """A mechanism's label short enough for the combo box (the full one is the item's
+    tooltip): without its parenthesis ("Invisibility cloak (multi-message)" →
+    "Invisibility cloak") or the protocol the distributed ones share ("Secure
+    aggregation + Skellam" → "Skellam")."""
+    short = label.split(" (")[0]
+    prefix = "Secure aggregation + "
+    if short.startswith(prefix):
+        rest = short[len(prefix):]
+        short = rest[:1].upper() + rest[1:]
+    return short
 
 
 def _dot(colour: str, size: int = 10) -> QIcon:
@@ -171,6 +185,8 @@ class AnalysisPanel(QScrollArea):
         form.addRow("Query", self.query_combo)
         self.query_form = ParamForm(box)
         self.query_form.value_changed.connect(self.session.set_query_param)
+        self.query_form.refused.connect(
+            lambda name, text, why: self.session.refuse(f"query_params.{name}", text, why))
         form.addRow(self.query_form)
         self._missing_rows(box, form)
         return box
@@ -208,6 +224,10 @@ class AnalysisPanel(QScrollArea):
         box.setToolTip(GLOSSARY["mechanism"])
         layout = QVBoxLayout(box)
         self.mechanism_combo = QComboBox(box)
+        # Short names, never wider than the dock (full names in the items' tooltips).
+        self.mechanism_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.mechanism_combo.setMinimumContentsLength(16)
         self.mechanism_combo.activated.connect(
             lambda i: self.session.set_mechanism(self.mechanism_combo.itemData(i)))
         layout.addWidget(self.mechanism_combo)
@@ -215,6 +235,8 @@ class AnalysisPanel(QScrollArea):
         layout.addWidget(self.mechanism_text)
         self.param_form = ParamForm(box)
         self.param_form.value_changed.connect(self.session.set_param)
+        self.param_form.refused.connect(
+            lambda name, text, why: self.session.refuse(f"params.{name}", text, why))
         layout.addWidget(self.param_form)
         return box
 
@@ -223,17 +245,21 @@ class AnalysisPanel(QScrollArea):
         form = QFormLayout(box)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.epsilon = LogSliderSpin(*EPS_RANGE, self.session.epsilon, parent=box)
-        self.epsilon.setToolTip(GLOSSARY["epsilon"])
+        self._epsilon_tip = GLOSSARY["epsilon"]
+        self.epsilon.setToolTip(self._epsilon_tip)
         self.epsilon.value_changed.connect(self.session.set_epsilon)
+        # Typed: kept as typed, and checked as the command line checks it.
+        self.epsilon.typed.connect(self.session.enter_epsilon)
         eps_label = QLabel(EPSILON.label, box)
         eps_label.setToolTip(GLOSSARY["epsilon"])
         eps_label.setBuddy(self.epsilon.spin)
         form.addRow(eps_label, self.epsilon)
-        self.delta = ScientificSpinBox(box)
+        self.delta = ScientificSpinBox(box, keep_typed=True)
         self.delta.setRange(*DELTA_RANGE)
         self.delta.setValue(self.session.delta)
         self.delta.setToolTip(GLOSSARY["delta"])
-        self.delta.valueChanged.connect(self.session.set_delta)
+        self.delta.valueChanged.connect(
+            lambda _v: self.session.enter_delta(self.delta.typed_text()))
         self.delta_hint = _muted("", box)
         delta_row = QHBoxLayout()
         delta_row.addWidget(self.delta)
@@ -241,6 +267,12 @@ class AnalysisPanel(QScrollArea):
         delta_label = QLabel(DELTA.label, box)
         delta_label.setToolTip(GLOSSARY["delta"])
         form.addRow(delta_label, delta_row)
+        # Why a typed ε or δ is refused: one sentence, the command line's, beside the boxes.
+        self.input_hint = QLabel(box)
+        self.input_hint.setWordWrap(True)
+        self.input_hint.setStyleSheet(REFUSED_STYLE)
+        form.addRow(self.input_hint)
+        form.setRowVisible(self.input_hint, False)
         self.relation_combo = QComboBox(box)
         for relation, text in (("add-remove", "add or remove one person"),
                                ("replace", "replace one person's value")):
@@ -303,6 +335,7 @@ class AnalysisPanel(QScrollArea):
         if aspect == "epsilon":  # the hot path of a slider drag: only what ε changes
             self.epsilon.set_value(s.epsilon)
             return
+        refused = s.refused
         widgets = [self.column_combo, self.query_combo, self.mechanism_combo, self.delta,
                    self.relation_combo, self.confidence_combo, self.k_slider, self.k_spin,
                    self.metric_combo, self.hide_true, self.missing_combo]
@@ -311,14 +344,18 @@ class AnalysisPanel(QScrollArea):
         try:
             if aspect in STRUCTURE:
                 self._refresh_structure()
-            if aspect in STRUCTURE or aspect == "params":
-                self.param_form.set_values(s.params)
-            if aspect in STRUCTURE or aspect == "query_params":
-                self.query_form.set_values(s.query_params)
-            self.epsilon.set_value(s.epsilon)
+            if aspect in STRUCTURE or aspect in ("params", "input"):
+                self.param_form.set_values(s.params, s.refused_for("params."))
+            if aspect in STRUCTURE or aspect in ("query_params", "input"):
+                self.query_form.set_values(s.query_params, s.refused_for("query_params."))
+            # A refused number stays in its box as typed (the session holds the refusal).
+            if "epsilon" not in refused:
+                self.epsilon.set_value(s.epsilon)
             self._refresh_fixed_epsilon()
-            self.delta.setValue(s.delta)
+            if "delta" not in refused:
+                self.delta.setValue(s.delta)
             self._refresh_delta()
+            self._refresh_refusals()
             self.relation_combo.setCurrentIndex(max(self.relation_combo.findData(s.relation),
                                                     0))
             # Only where the trust model states its guarantee under more than one relation.
@@ -331,11 +368,25 @@ class AnalysisPanel(QScrollArea):
             self._refresh_metrics()
             self._refresh_missing()
             problem = s.problem()
-            self.problem_label.setText(problem or "")
-            self.problem_label.setVisible(bool(problem) and s.dataset is not None)
+            # A refused number is said beside its box, not again up here.
+            shown = problem if problem and problem != s.input_problem() else None
+            self.problem_label.setText(shown or "")
+            self.problem_label.setVisible(bool(shown) and s.dataset is not None)
         finally:
             for w in widgets:
                 w.blockSignals(False)
+
+    def _refresh_refusals(self) -> None:
+        """Mark the ε and δ boxes that hold a refused number, and say why beside them."""
+        s = self.session
+        eps = s.refused.get("epsilon")
+        delta = s.refused.get("delta") if s.needs_delta else None
+        self.epsilon.mark(eps[1] if eps else None, self._epsilon_tip)
+        mark(self.delta, delta[1] if delta else None, GLOSSARY["delta"])
+        text = " ".join(f"{why}." for _typed, why in (r for r in (eps, delta) if r))
+        if self.input_hint.text() != text:
+            self.input_hint.setText(text)
+        self.input_hint.parentWidget().layout().setRowVisible(self.input_hint, bool(text))
 
     def _refresh_fixed_epsilon(self) -> None:
         """Where the mechanism's parameters fix ε (randomized response with a chosen p),
@@ -345,10 +396,10 @@ class AnalysisPanel(QScrollArea):
         self.epsilon.setEnabled(fixed is None)
         names = [k for k, v in self.session.params.items() if v]
         who = f"{names[0]} fixes" if len(names) == 1 else "The mechanism's parameters fix"
-        self.epsilon.setToolTip(GLOSSARY["epsilon"] if fixed is None else
-                                f"{who} ε = {fixed:.4g}: that is the ε "
-                                "shown, charged and recorded (set it to 0 to choose ε "
-                                "here).")
+        self._epsilon_tip = (GLOSSARY["epsilon"] if fixed is None else
+                             f"{who} ε = {fixed:.4g}: that is the ε shown, charged and "
+                             "recorded (set it to 0 to choose ε here).")
+        self.epsilon.setToolTip(self._epsilon_tip)
 
     def _refresh_budget_title(self) -> None:
         pb = self.session.project_budget
@@ -392,21 +443,32 @@ class AnalysisPanel(QScrollArea):
         self.query_combo.setCurrentIndex(max(self.query_combo.findData(s.query), 0))
         numeric = s.column_kind == "numeric"
         query_params = QUERY_PARAMS.get(s.query, ()) if numeric else ()
-        self.query_form.set_params(query_params, s.query_params)
+        self.query_form.set_params(query_params, s.query_params,
+                                   s.refused_for("query_params."))
 
-        self.mechanism_combo.clear()
-        for info in s.mechanisms():
-            self.mechanism_combo.addItem(info.label, info.name)
-            self.mechanism_combo.setItemData(self.mechanism_combo.count() - 1,
-                                             info.description, Qt.ItemDataRole.ToolTipRole)
-        self.mechanism_combo.setEnabled(self.mechanism_combo.count() > 0)
+        self._fill_mechanisms(s.mechanisms())
         self.mechanism_combo.setCurrentIndex(
             max(self.mechanism_combo.findData(s.mechanism), 0))
         info = s.info
         self.mechanism_text.setText(info.description if info else
                                     "No mechanism for this combination yet.")
         params = [p for p in info.params if p.name not in ("epsilon", "delta")] if info else []
-        self.param_form.set_params(params, s.params)
+        self.param_form.set_params(params, s.params, s.refused_for("params."))
+
+    def _fill_mechanisms(self, infos: list[Any]) -> None:
+        """The mechanism combo's items: short names (the full name and what it does in
+        the item's tooltip), and a list wide enough for the full names."""
+        combo = self.mechanism_combo
+        combo.clear()
+        for i, info in enumerate(infos):
+            combo.addItem(short_mechanism_label(info.label), info.name)
+            combo.setItemData(i, f"{info.label}: {info.description}",
+                              Qt.ItemDataRole.ToolTipRole)
+        combo.setEnabled(combo.count() > 0)
+        metrics = combo.view().fontMetrics()
+        widest = max((metrics.horizontalAdvance(short_mechanism_label(i.label))
+                      for i in infos), default=0)
+        combo.view().setMinimumWidth(widest + 48)  # the item's margins and a scroll bar
 
     def _fill_columns(self, columns: list[tuple[str, str]]) -> None:
         """The column combo's items: elided names (full name in the tooltip). Refilled only
@@ -428,8 +490,9 @@ class AnalysisPanel(QScrollArea):
         spec = s.spec
         if spec is None:
             return "—"
-        where = "declared in the schema" if (s.dataset and s.dataset.is_declared(spec.name)) \
-            else "not declared (type guessed)"
+        # Where the declaration comes from follows declare, save and undo (the schema
+        # the Columns panel sends carries it): guessed, declared unsaved, or saved.
+        where = s.schema.source(spec.name).label if s.schema is not None else "guessed"
         if spec.bounds is not None:
             return f"{spec.lower:g} to {spec.upper:g} · {where}"
         if spec.categories:

@@ -1,5 +1,6 @@
 """The "Analysis" tab: privacy–utility and trade-off plots above, result preview and budget
-below, and the Monte-Carlo progress strip with its Cancel button.
+below, and the Monte-Carlo progress strip with its Cancel button. Each plot carries a
+"computing" mark (:class:`~dpstudio.ui.busy_mark.BusyMark`) while its jobs run.
 
 It connects an :class:`~dpstudio.ui.analysis_jobs.Analysis` (the jobs) to the plots; the
 controls live in :class:`~dpstudio.ui.analysis_panel.AnalysisPanel`.
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from dpstudio.ui.analysis_jobs import Analysis
+from dpstudio.ui.busy_mark import BusyMark
 from dpstudio.ui.result_panel import ResultPanel
 from dpstudio.ui.session import Session
 from dpstudio.ui.style import MUTED
@@ -35,6 +37,13 @@ JOB_NAMES = {"lines": "error curves", "montecarlo": "Monte-Carlo simulation",
              "compare": "protocol comparisons",
              "tradeoff": "trade-off curves", "preview": "simulated release"}
 
+#: What a plot says while a new dataset's curves are computed (its mark spins meanwhile).
+COMPUTING = "Computing the curves for this dataset…"
+
+#: Which plot each job draws (its "computing" mark: :attr:`AnalysisView.marks`).
+JOB_PLOTS = {"lines": "utility", "montecarlo": "utility", "compare": "utility",
+             "tradeoff": "tradeoff", "preview": "preview"}
+
 
 class AnalysisView(QWidget):
     """Plots and preview for one session; ``status_changed`` says what is computing."""
@@ -48,6 +57,14 @@ class AnalysisView(QWidget):
         self.utility_plot = UtilityPlot(self)
         self.tradeoff_plot = TradeoffPlot(self)
         self.result_panel = ResultPanel(self)
+        # Over the plots' title rows (left of the centred titles); the simulated release's
+        # beside its Draw again button (the panel's text and legend fill the rest).
+        self.marks = {
+            "utility": BusyMark(self.utility_plot),
+            "tradeoff": BusyMark(self.tradeoff_plot),
+            "preview": BusyMark(self.result_panel, text="Simulating…",
+                                beside=self.result_panel.draw_again),
+        }
 
         # Progress of the Monte-Carlo job, under the utility plot.
         self.progress_bar = QProgressBar(self)
@@ -135,6 +152,11 @@ class AnalysisView(QWidget):
     def _session_changed(self, aspect: str) -> None:
         if aspect == "hide_true":
             self.result_panel.set_hide_true(self.session.hide_true)
+        elif aspect == "dataset" and self.session.settings() is not None:
+            # Another file's curves must not stand for this one's while it computes.
+            self.utility_plot.clear_data(COMPUTING)
+            self.tradeoff_plot.clear_data(COMPUTING)
+            self.result_panel.clear_data("Simulating a release…")
 
     # -- results -----------------------------------------------------------------------
 
@@ -169,6 +191,8 @@ class AnalysisView(QWidget):
         self.status_changed.emit(f"{JOB_NAMES.get(key, key)}: {message}")
 
     def _busy_changed(self, key: str, busy: bool) -> None:
+        if key in JOB_PLOTS:
+            self.marks[JOB_PLOTS[key]].set_running(key, JOB_NAMES[key] if busy else None)
         if key == "montecarlo":
             if busy:
                 self.progress_bar.setValue(0)

@@ -1,28 +1,32 @@
-"""Start DP Studio: show the main window, or render it offscreen to an image file."""
+"""Start DP Studio: show the main window, or render it offscreen to an image file.
+
+Importing this module is cheap: Qt, pandas, scipy and the window's modules are imported
+by :func:`run_app` once it knows a window can be shown: "no display" is answered at
+once (it used to come after a second of imports), and the first frame waits only for what
+it draws.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QMessageLogContext, Qt, QtMsgType, qInstallMessageHandler
-from PySide6.QtGui import QImageWriter
-from PySide6.QtWidgets import QApplication
-
-from dpstudio.data.dataset import Dataset, open_dataset
-from dpstudio.data.errors import DataError
-from dpstudio.data.samples import sample_path
 from dpstudio.ui.display import display_problem
-from dpstudio.ui.main_window import APP_NAME, VIEWS, MainWindow
-from dpstudio.ui.style import app_icon, apply_light_theme, configure_pyqtgraph
 
+if TYPE_CHECKING:
+    from PySide6.QtCore import QMessageLogContext, QtMsgType
+    from PySide6.QtWidgets import QApplication
+
+    from dpstudio.data.dataset import Dataset
+
+#: The window's name (``window_menus.APP_NAME``), here without importing Qt.
+APP_NAME = "DP Studio"
 DEFAULT_SIZE = (1400, 900)
 DEFAULT_SAMPLE = "survey"
 #: Longest wait for the analysis computations before a screenshot is taken anyway.
 SCREENSHOT_TIMEOUT_S = 60.0
-
-configure_pyqtgraph()
 
 
 def run_app(
@@ -53,6 +57,12 @@ def run_app(
             raise ValueError
     except (TypeError, ValueError):
         return _fail(f"invalid window size {size!r}; give it as WIDTHxHEIGHT, e.g. 1400x900")
+
+    from dpstudio.data.dataset import open_dataset
+    from dpstudio.data.errors import DataError
+    from dpstudio.data.samples import sample_path
+    from dpstudio.ui.main_window import VIEWS, MainWindow
+
     if view is not None and view not in VIEWS:
         return _fail(f"unknown view {view!r}; choose from {', '.join(VIEWS)}")
 
@@ -76,6 +86,11 @@ def run_app(
 
 
 def _application() -> QApplication:
+    from PySide6.QtWidgets import QApplication
+
+    from dpstudio.ui.style import app_icon, apply_light_theme, configure_pyqtgraph
+
+    configure_pyqtgraph()
     app = QApplication.instance()
     if not isinstance(app, QApplication):
         app = QApplication([sys.argv[0] if sys.argv and sys.argv[0] else "dpstudio"])
@@ -87,6 +102,8 @@ def _application() -> QApplication:
 
 def _quiet_offscreen_warnings(kind: QtMsgType, context: QMessageLogContext, message: str) -> None:
     """Drop the offscreen plugin's harmless notices; print everything else as Qt would."""
+    from PySide6.QtCore import QtMsgType
+
     if "does not support propagateSizeHints" in message:
         return
     if kind != QtMsgType.QtDebugMsg:
@@ -95,6 +112,8 @@ def _quiet_offscreen_warnings(kind: QtMsgType, context: QMessageLogContext, mess
 
 def _screenshot(app: QApplication, dataset: Dataset, path: Path, size: tuple[int, int],
                 view: str | None = None) -> int:
+    from PySide6.QtCore import qInstallMessageHandler
+
     previous = qInstallMessageHandler(_quiet_offscreen_warnings)
     try:
         return _render(app, dataset, path, size, view)
@@ -104,6 +123,11 @@ def _screenshot(app: QApplication, dataset: Dataset, path: Path, size: tuple[int
 
 def _render(app: QApplication, dataset: Dataset, path: Path, size: tuple[int, int],
             view: str | None = None) -> int:
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QImageWriter
+
+    from dpstudio.ui.main_window import MainWindow  # imported by run_app already
+
     window = MainWindow(dataset)
     window.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
     window.resize(*size)

@@ -1,133 +1,260 @@
-"""Privacy budget of this dataset: spent, this release, remaining.
+"""Privacy budget of this dataset: spent, this release, left — in a bar and in words.
 
 With a project open, the totals and the spending are the project's (its ledger of real
 releases, across sessions); otherwise a session-level budget the analyst sets here.
-Counted by basic composition (ε and δ add up). Simulations spend nothing.
+Counted by the project's accountant (basic composition: ε and δ add up). Simulations
+spend nothing, and the release being prepared is not spent until it is made: the bar
+draws it as a second, hatched segment after the solid one of what is spent, and the
+words add up ("ε 1 spent + 1 this release of 3 → 1 left"). When the release does not fit,
+"Use the remaining ε" sets ε to exactly what is left.
 """
 
 from __future__ import annotations
 
+from PySide6.QtCore import QRectF, QSize, Qt
+from PySide6.QtGui import QBrush, QColor, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import (
-    QFormLayout,
     QHBoxLayout,
     QLabel,
-    QProgressBar,
+    QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
-from dpstudio.analysis.choices import release_epsilon
-from dpstudio.ui.param_form import ScientificSpinBox, SignificantSpinBox
+from dpstudio.project import ProjectError
+from dpstudio.project.store import budget_amounts
+from dpstudio.ui.budget_figures import BudgetFigures, amount, budget_figures
+from dpstudio.ui.number_boxes import mark
+from dpstudio.ui.param_form import REFUSED_STYLE, ScientificSpinBox, SignificantSpinBox
 from dpstudio.ui.session import Session
 from dpstudio.ui.style import MUTED
 
-__all__ = ["BudgetPanel"]
+__all__ = ["BudgetBar", "BudgetPanel"]
 
 SESSION_NOTE = ("Simulations spend nothing. Session-level: open or create a project (File "
                 "menu) to keep a ledger of real releases across sessions.")
 PROJECT_NOTE = ("Simulations spend nothing. The totals were set when the dataset was "
                 "registered in the project; the spending is its ledger of real releases.")
+SPENT_COLOUR = "#2563eb"
+OVER_COLOUR = "#b42318"
+#: Session aspects that do not change the budget (display options of the plots).
+IGNORED = frozenset({"hide_true", "compositions", "metric", "confidence"})
+
+
+class BudgetBar(QWidget):
+    """One budget as a bar: spent (solid), then this release (hatched), out of the total.
+
+    When this release does not fit, the bar spans what spent and this release would add
+    up to, the total is marked by a line, and the hatching turns red.
+    """
+
+    def __init__(self, name: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._spent, self._this, self._total, self._over = 0.0, 0.0, 1.0, False
+        self.setAccessibleName(name)
+        self.setMinimumHeight(14)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        return QSize(120, 14)
+
+    def set_parts(self, spent: float, this: float, total: float, over: bool) -> None:
+        """Draw ``spent`` and ``this`` release out of ``total`` (red hatching if ``over``)."""
+        parts = (max(spent, 0.0), max(this, 0.0), max(total, 0.0), bool(over))
+        if parts != (self._spent, self._this, self._total, self._over):
+            self._spent, self._this, self._total, self._over = parts
+            self.update()
+
+    def parts(self) -> dict[str, float | bool]:
+        """What is drawn: spent, this and total as shares of the bar's width (tests)."""
+        span = max(self._total, self._spent + self._this, 1e-300)
+        return {"spent": self._spent / span, "this": self._this / span,
+                "total": self._total / span, "over": self._over}
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
+        shares = self.parts()
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        frame = QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5)
+        painter.setPen(QPen(self.palette().color(QPalette.ColorRole.Mid), 1))
+        painter.setBrush(self.palette().color(QPalette.ColorRole.Base))
+        painter.drawRoundedRect(frame, 3, 3)
+        inner = frame.adjusted(1, 1, -1, -1)
+        width = inner.width()
+        spent_w, this_w = width * shares["spent"], width * shares["this"]
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor(SPENT_COLOUR))
+        painter.drawRect(QRectF(inner.left(), inner.top(), spent_w, inner.height()))
+        colour = QColor(OVER_COLOUR if self._over else SPENT_COLOUR)
+        this_rect = QRectF(inner.left() + spent_w, inner.top(), this_w, inner.height())
+        light = QColor(colour)
+        light.setAlpha(60)
+        painter.setBrush(light)
+        painter.drawRect(this_rect)
+        painter.setBrush(QBrush(colour, Qt.BrushStyle.BDiagPattern))
+        painter.drawRect(this_rect)
+        if self._over:  # where the budget ends
+            x = inner.left() + width * shares["total"]
+            painter.setPen(QPen(self.palette().color(QPalette.ColorRole.Text), 2))
+            painter.drawLine(int(round(x)), int(frame.top()), int(round(x)),
+                             int(frame.bottom()))
+        painter.end()
 
 
 class BudgetPanel(QWidget):
-    """Reads the :class:`Session`; the total budget is editable here."""
-
-    #: Session aspects that change what this panel shows ("" = everything).
-    #: ("params": a mechanism parameter can fix the release's ε, e.g. rr's p.)
-    ASPECTS = frozenset({"", "dataset", "column", "trust_model", "query", "mechanism",
-                         "params", "epsilon", "delta", "budget", "refresh"})
+    """Reads the :class:`Session`; the total budget is editable here (no project open)."""
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session = session
-        self.total_eps = SignificantSpinBox(self, steps_per_decade=10)
+        # Typed totals are kept as typed and checked as a project checks its budget.
+        self.total_eps = SignificantSpinBox(self, steps_per_decade=10, keep_typed=True)
         self.total_eps.setRange(0.01, 1000.0)
         self.total_eps.setToolTip("Total ε you allow for this dataset in this session")
-        self.total_delta = ScientificSpinBox(self)
+        self.total_delta = ScientificSpinBox(self, keep_typed=True)
         self.total_delta.setRange(1e-15, 0.5)
         self.total_delta.setToolTip("Total δ you allow for this dataset in this session")
         totals = QHBoxLayout()
-        totals.addWidget(QLabel("ε", self))
+        totals.addWidget(QLabel("Total ε", self))
         totals.addWidget(self.total_eps, 1)
         totals.addWidget(QLabel("δ", self))
         totals.addWidget(self.total_delta, 1)
-        self.spent_label = QLabel(self)
-        self.spent_label.setWordWrap(True)  # never widen the dock
-        self.this_label = QLabel(self)
-        self.bar = QProgressBar(self)
-        self.bar.setRange(0, 1000)
-        self.bar.setTextVisible(True)
-        self.bar.setToolTip("Share of the session's ε budget used after this release")
+        self.totals_hint = QLabel(self)
+        self.totals_hint.setWordWrap(True)
+        self.totals_hint.setStyleSheet(REFUSED_STYLE)
+        self.totals_hint.hide()
+        #: Total boxes holding a refused number → why (the session keeps its last totals).
+        self.refused: dict[str, str] = {}
+        self.bar = BudgetBar("ε budget", self)
+        self.words = self._words_label()
+        self.delta_bar = BudgetBar("δ budget", self)
+        self.delta_words = self._words_label()
+        self.use_button = QPushButton(self)
+        self.use_button.clicked.connect(self.use_remaining)
+        self.use_button.hide()
         self.note = QLabel(SESSION_NOTE, self)
         self.note.setWordWrap(True)
         self.note.setStyleSheet(f"color: {MUTED}; font-size: 9pt;")
-        form = QFormLayout()
-        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        form.addRow("Total", totals)
-        form.addRow("Spent", self.spent_label)
-        self.left_label = QLabel(self)
-        self.left_label.setWordWrap(True)
-        form.addRow("Left", self.left_label)
-        self.this_label.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 2, 4, 2)
-        layout.setSpacing(4)
-        layout.addLayout(form)
-        layout.addWidget(self.bar)
+        layout.setSpacing(3)
+        layout.addLayout(totals)
+        layout.addWidget(self.totals_hint)
+        for w in (self.bar, self.words, self.delta_bar, self.delta_words):
+            layout.addWidget(w)
+        use_row = QHBoxLayout()
+        use_row.addWidget(self.use_button)
+        use_row.addStretch(1)
+        layout.addLayout(use_row)
         self.setToolTip(self.note.text())
         self.note.hide()
-        self._chunk = ""
         self.total_eps.valueChanged.connect(self._totals_edited)
         self.total_delta.valueChanged.connect(self._totals_edited)
         session.changed.connect(self.refresh)
         self.refresh()
 
+    def _words_label(self) -> QLabel:
+        label = QLabel(self)
+        label.setWordWrap(True)  # never widen the dock
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        return label
+
     def _totals_edited(self) -> None:
-        self.session.set_total_budget(self.total_eps.value(), self.total_delta.value())
+        """A total typed: in force when a project would accept it as a budget, else kept
+        in its box, marked, with the project's sentence (the command line's) below."""
+        eps, delta = (float(self.total_eps.typed_text()),
+                      float(self.total_delta.typed_text()))
+        self.refused.clear()
+        for key, pair in (("epsilon", (eps, 0.0)), ("delta", (1.0, delta))):
+            try:
+                budget_amounts(*pair)
+            except ProjectError as exc:
+                self.refused[key] = str(exc)
+        self._show_refused()
+        if not self.refused:
+            self.session.set_total_budget(eps, delta)
+
+    def _show_refused(self) -> None:
+        for key, box, what in (("epsilon", self.total_eps, "ε"),
+                               ("delta", self.total_delta, "δ")):
+            mark(box, self.refused.get(key), f"Total {what} you allow for this dataset in "
+                                             "this session")
+        text = " ".join(f"{why}." for why in self.refused.values())
+        self.totals_hint.setText(text)
+        self.totals_hint.setVisible(bool(text))
 
     def figures(self) -> dict[str, float]:
         """Total, spent, this release and remaining ε and δ (remaining after this release)."""
-        s = self.session
-        pb = s.project_budget
-        if pb is not None:
-            total_e, total_d = pb.total_epsilon, pb.total_delta
-            spent_e, spent_d = pb.spent_epsilon, pb.spent_delta
-        else:
-            # Real releases are made in a project only: a session spends nothing.
-            total_e, total_d = s.total_epsilon, s.total_delta
-            spent_e = spent_d = 0.0
-        this_d = s.delta if s.needs_delta else 0.0
-        snapshot = s.settings()
-        # The engine object's ε (randomized response with a chosen p fixes its own).
-        this_e = s.epsilon if snapshot is None else release_epsilon(snapshot)
-        return {"total_epsilon": total_e, "total_delta": total_d,
-                "spent_epsilon": spent_e, "spent_delta": spent_d,
-                "this_epsilon": this_e, "this_delta": this_d,
-                "remaining_epsilon": total_e - spent_e - this_e,
-                "remaining_delta": total_d - spent_d - this_d}
+        return budget_figures(self.session).floats()
+
+    def use_remaining(self) -> None:
+        """Set ε (and δ, if it is δ that does not fit) to exactly what the budget has
+        left, as the project's accountant counts it."""
+        eps, delta = budget_figures(self.session).usable()
+        if delta is not None:
+            self.session.use_delta(delta)
+        if eps is not None:
+            self.session.use_epsilon(eps)
 
     def refresh(self, aspect: str = "") -> None:
-        if aspect not in self.ASPECTS:
+        if aspect in IGNORED:
             return
         s = self.session
         pb = s.project_budget
-        f = self.figures()
+        f = budget_figures(s)
+        if pb is not None and self.refused:  # the project's totals replace typed ones
+            self.refused.clear()
+            self._show_refused()
         for w in (self.total_eps, self.total_delta):
             w.blockSignals(True)
             w.setEnabled(pb is None)
-        self.total_eps.setValue(f["total_epsilon"])
-        self.total_delta.setValue(f["total_delta"])
+        if "epsilon" not in self.refused:
+            self.total_eps.setValue(float(f.total[0]))
+        if "delta" not in self.refused:
+            self.total_delta.setValue(float(f.total[1]))
         for w in (self.total_eps, self.total_delta):
             w.blockSignals(False)
-        name = s.dataset.name if s.dataset is not None else "no dataset"
+        self._refresh_tips(f)
+        for index, (bar, words) in enumerate(((self.bar, self.words),
+                                              (self.delta_bar, self.delta_words))):
+            over = f.ready and f.after[index] < 0
+            bar.set_parts(float(f.spent[index]), float(f.this[index]),
+                          float(f.total[index]), over)
+            text = f.words(index)
+            words.setText(text)
+            words.setStyleSheet(f"color: {OVER_COLOUR}; font-weight: bold;" if over else "")
+            bar.setAccessibleDescription(text)
+            if index == 1:
+                bar.setVisible(f.shows_delta)
+                words.setVisible(f.shows_delta)
+        self._refresh_use_button(f)
+
+    def _refresh_use_button(self, f: BudgetFigures) -> None:
+        eps, delta = f.usable() if f.ready else (None, None)
+        names = " and ".join(n for n, v in (("ε", eps), ("δ", delta)) if v is not None)
+        if not names:
+            self.use_button.hide()
+            return
+        shown = " and ".join(f"{n} = {amount(v)}" for n, v in (("ε", eps), ("δ", delta))
+                             if v is not None)
+        self.use_button.setText(f"Use the remaining {names} ({shown})")
+        self.use_button.setToolTip(
+            f"This release does not fit in what is left {f.where()}: set its {names} to "
+            f"exactly what is left ({shown}, {f.accountant} accountant), so it can be "
+            "released.")
+        self.use_button.show()
+
+    def _refresh_tips(self, f: BudgetFigures) -> None:
+        s, pb = self.session, self.session.project_budget
+        name = f.dataset
+        hatched = ("Solid: spent. Hatched: the release being prepared, not spent until you "
+                   "release it.")
         if pb is None:
             self.note.setText(SESSION_NOTE)
             self.setToolTip(f"Privacy budget of {name} in this session. {SESSION_NOTE}")
-            for w, what in ((self.total_eps, "ε"), (self.total_delta, "δ")):
-                w.setToolTip(f"Total {what} you allow for this dataset in this session")
-            releases = 0
-            spent_tip = ("Spent by real releases of this dataset in this session; the "
-                         "release being prepared would add the second part")
+            self._show_refused()
+            spent = "Nothing is spent in a session: real releases are made in a project."
         else:
             self.note.setText(PROJECT_NOTE)
             self.setToolTip(f"Privacy budget of {name} in the project {pb.project}. "
@@ -137,37 +264,12 @@ class BudgetPanel(QWidget):
                           "with it")
             for w, what in ((self.total_eps, "ε"), (self.total_delta, "δ")):
                 w.setToolTip(f"Total {what} of this dataset in {pb.project} ({fixed})")
-            releases = pb.releases
-            spent_tip = (f"Spent by the real releases of {name} recorded in {pb.project}'s "
-                         "ledger; the release being prepared would add the second part")
-        self.spent_label.setText(
-            f"ε {f['spent_epsilon']:.3g}, δ {f['spent_delta']:.1g} "
-            f"({releases} release{'s' if releases != 1 else ''}) · this one: "
-            f"ε {f['this_epsilon']:.3g}, δ {f['this_delta']:.1g}")
-        self.spent_label.setToolTip(spent_tip)
-        self.this_label.setText(f"ε {f['this_epsilon']:.3g}, δ {f['this_delta']:.1g}")
-        left_e = max(f["total_epsilon"] - f["spent_epsilon"], 0.0)
-        left_d = max(f["total_delta"] - f["spent_delta"], 0.0)
-        self.left_label.setText(f"ε {left_e:.3g}, δ {left_d:.1g} of ε {f['total_epsilon']:.3g}, "
-                                f"δ {f['total_delta']:.1g}")
-        self.left_label.setToolTip(
-            (f"What {pb.project}'s ledger leaves for {name}" if pb is not None else
-             "What this session's budget leaves") + " before the release being prepared")
-        self.bar.setToolTip("Share of the project's ε budget for this dataset used after "
-                            "this release" if pb is not None else
-                            "Share of the session's ε budget used after this release")
-        used = (f["spent_epsilon"] + f["this_epsilon"]) / max(f["total_epsilon"], 1e-12)
-        value = int(min(used, 1.0) * 1000)
-        if value != self.bar.value():
-            self.bar.setValue(value)
-        over = f["remaining_epsilon"] < -1e-12 or f["remaining_delta"] < -1e-18
-        left = max(f["remaining_epsilon"], 0.0)
-        self.bar.setFormat(f"{min(used, 9.99):.0%} of ε used · "
-                           + ("over budget" if over else f"{left:.3g} left"))
-        chunk = "#b42318" if over else "#2563eb"
-        if chunk != self._chunk:  # style sheets are costly: only when the colour changes
-            self._chunk = chunk
-            self.bar.setStyleSheet(f"QProgressBar::chunk {{ background: {chunk}; }}"
-                                   "QProgressBar { text-align: center; color: palette(text);"
-                                   " background: palette(base); border: 1px solid palette(mid);"
-                                   " border-radius: 3px; }")
+            n = pb.releases
+            spent = (f"Spent: {n} real release{'s' if n != 1 else ''} of {name} recorded in "
+                     f"{pb.project}'s ledger ({f.accountant} accountant).")
+        if not f.ready:
+            problem = s.problem()
+            hatched = (f"Nothing to release yet ({problem})." if problem
+                       else "Nothing to release yet.")
+        for w in (self.bar, self.words, self.delta_bar, self.delta_words):
+            w.setToolTip(f"{spent} {hatched}")

@@ -17,7 +17,8 @@ from dpstudio.ui.table_model import DataFrameModel
 
 
 def make_table_view(model: DataFrameModel, parent: QWidget) -> QTableView:
-    """Build the row table: whole-row selection, no editing, fixed-height rows.
+    """Build the row table: whole-row selection, no editing, fixed-height rows, and Tab
+    moving on out of it.
 
     Parameters
     ----------
@@ -38,6 +39,9 @@ def make_table_view(model: DataFrameModel, parent: QWidget) -> QTableView:
     view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     view.setWordWrap(False)
     view.setCornerButtonEnabled(False)
+    # Tab leaves the table (to the next panel) instead of walking its cells: with thousands
+    # of cells a keyboard user is otherwise stuck; the arrow keys move within it.
+    view.setTabKeyNavigation(False)
     vertical = view.verticalHeader()
     vertical.setDefaultSectionSize(vertical.fontMetrics().height() + 8)
     vertical.setSectionResizeMode(vertical.ResizeMode.Fixed)

@@ -6,6 +6,11 @@ the on-screen size (crisp on slides); SVG from its ``SVGExporter``. That exporte
 parse the close-path commands of the SVG that Qt ≥ 6.8 writes (``… Z``); when it trips on
 them, the paths are transformed here and the exporter runs again.
 
+Every export carries a caption under the plot — what it shows: dataset, column,
+statistic, mechanism and ε (:func:`~dpstudio.ui.export_style.export_caption`) — and is
+dressed for its size while it is drawn (:func:`~dpstudio.ui.export_style.styled_for_export`:
+readable text, the legend at the image's scale and whole).
+
 :class:`PlotFocusTracker` remembers the last plot that had keyboard focus or a click in
 a window, so "Export plot as PNG…" acts on the plot under focus.
 """
@@ -25,9 +30,11 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from pyqtgraph.exporters import ImageExporter, SVGExporter
-from PySide6.QtCore import QEvent, QObject
+from PySide6.QtCore import QEvent, QObject, QRectF
 from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import QApplication, QWidget
+
+from dpstudio.ui.export_style import export_caption, styled_for_export
 
 __all__ = ["FORMATS", "PlotFocusTracker", "export_plot", "plot_title", "suggested_file_name"]
 
@@ -36,11 +43,13 @@ PNG_SCALE = 2.0
 
 
 def export_plot(plot_widget: pg.PlotWidget, path: str | os.PathLike[str], *,
-                scale: float = PNG_SCALE) -> Path:
+                scale: float = PNG_SCALE, caption: str | None = None) -> Path:
     """Write ``plot_widget`` to ``path`` (``.png`` or ``.svg``) atomically; return the path.
 
-    Raises ``ValueError`` for another extension and ``OSError`` if the file cannot be
-    written (nothing is left behind then).
+    ``caption`` is drawn under the plot; None (default) reads it off the plot and its
+    window (:func:`~dpstudio.ui.export_style.export_caption`), "" leaves it out. Raises
+    ``ValueError`` for another extension and ``OSError`` if the file cannot be written
+    (nothing is left behind then).
     """
     p = Path(path)
     suffix = p.suffix.lower()
@@ -49,19 +58,50 @@ def export_plot(plot_widget: pg.PlotWidget, path: str | os.PathLike[str], *,
     item = plot_widget.getPlotItem()
     from dpstudio.data.atomic import atomic_path
 
+    text = export_caption(plot_widget) if caption is None else caption
     # The exporter picks the format from the temporary's suffix: keep it last.
     name = f".{p.stem}.{os.getpid()}.{secrets.token_hex(4)}.tmp{suffix}"
-    with atomic_path(p, durable=False, tmp_name=name) as tmp:
+    with atomic_path(p, durable=False, tmp_name=name) as tmp, \
+            styled_for_export(plot_widget, text) as dress:
         if suffix == ".png":
-            exporter = ImageExporter(item)
-            width = max(1, int(round(item.sceneBoundingRect().width() * scale)))
+            exporter = _RectExporter(item, dress.rect)
+            width = max(1, int(round(dress.rect.width() * scale)))
             exporter.parameters()["width"] = width
             exporter.export(str(tmp))
         else:
             _export_svg(item, tmp)
+            _svg_to_height(tmp, dress.rect.height())
         if not tmp.is_file() or tmp.stat().st_size == 0:
             raise OSError(f"could not write {p.name}")
     return p
+
+
+class _RectExporter(ImageExporter):
+    """pyqtgraph's image exporter over a given scene rectangle: the plot and its caption."""
+
+    def __init__(self, item: Any, rect: QRectF) -> None:
+        self._rect = QRectF(rect)
+        super().__init__(item)
+
+    def getSourceRect(self) -> QRectF:  # noqa: N802 - pyqtgraph's name
+        return self._rect
+
+    def getTargetRect(self) -> QRectF:  # noqa: N802 - pyqtgraph's name
+        return QRectF(0, 0, self._rect.width(), self._rect.height())
+
+
+_VIEWBOX = re.compile(r'viewBox\s*=\s*"0 0 ([0-9.]+) ([0-9.]+)"')
+
+
+def _svg_to_height(path: Path, height: float) -> None:
+    """Grow the SVG's view box to ``height`` so the caption under the plot shows."""
+    text = path.read_text(encoding="utf-8")
+    match = _VIEWBOX.search(text)
+    if match is None or float(match.group(2)) >= height:
+        return
+    text = (text[:match.start()] + f'viewBox="0 0 {match.group(1)} {int(round(height))}"'
+            + text[match.end():])
+    path.write_text(text, encoding="utf-8")
 
 
 def _export_svg(item: Any, path: Path) -> None:

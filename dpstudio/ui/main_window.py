@@ -27,6 +27,7 @@ from dpstudio.data.dataset import Dataset, open_dataset
 from dpstudio.data.errors import DataError
 from dpstudio.data.loading import FILE_DIALOG_FILTER, SUPPORTED_EXTENSIONS, header_note
 from dpstudio.data.samples import sample_path
+from dpstudio.ui import window_layout
 from dpstudio.ui.analysis_jobs import Analysis
 from dpstudio.ui.analysis_panel import AnalysisPanel
 from dpstudio.ui.analysis_view import VIEWS as ANALYSIS_VIEWS
@@ -36,6 +37,7 @@ from dpstudio.ui.export_plot import FORMATS, PlotFocusTracker, export_plot, sugg
 from dpstudio.ui.ledger_view import LedgerView
 from dpstudio.ui.loader import DatasetLoader, LoadStatus
 from dpstudio.ui.presentation import PresentationMode
+from dpstudio.ui.presentation_bar import PresentationBar
 from dpstudio.ui.project_controller import ProjectController
 from dpstudio.ui.schema_panel import SchemaPanel
 from dpstudio.ui.session import Session
@@ -110,12 +112,19 @@ class MainWindow(QMainWindow):
         self.analysis_dock = self._dock("Analysis", self.analysis_panel, "analysis_dock")
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.analysis_dock)
         self.schema_panel.schema_changed.connect(self.session.set_schema)
+        # Tab moves on from the column list to the next panel (arrows move within it).
+        self.schema_panel.table.setTabKeyNavigation(False)
         self._follow_column_selection()
 
         self.loader = DatasetLoader(self)
         self.loader.loaded.connect(self._on_loaded)
         self.loader.failed.connect(self._on_load_failed)
-        self.presentation = PresentationMode(self, self.settings.presentation_font_scale)
+        self.presentation = PresentationMode(self, self.settings.presentation_font_scale,
+                                             session=self.session)
+        self.presentation_bar = PresentationBar(
+            self.session, lambda: self.presentation.set_enabled(False), self)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.presentation_bar)
+        self.presentation_bar.hide()
         self.plot_tracker = PlotFocusTracker(self)
         self.setAcceptDrops(True)
         self.projects = ProjectController(self)
@@ -124,8 +133,10 @@ class MainWindow(QMainWindow):
         build_menus(self)
         self._build_status_bar()
         self._docks_sized = False  # sized once, when first shown (or restored from settings)
-        self.resize(1400, 900)
+        self._first_width = 1400
+        self.resize(*self._default_size())
         self.set_dataset(dataset)
+        self.columns_dock.dockLocationChanged.connect(lambda *_: window_layout.fit_minimums(self))
         self._restore_settings()
 
     # -- state ------------------------------------------------------------------------
@@ -159,6 +170,7 @@ class MainWindow(QMainWindow):
         # the old one for columns it lacks (an error listing every column, on every plot).
         self.session.set_dataset(dataset)
         self.schema_panel.set_dataset(dataset)
+        window_layout.set_useful_widths(self)  # the controls' width follows their contents
         if dataset is not None:
             remembered = self.settings.last_choices.get("analysis", {}).get(dataset.name)
             if isinstance(remembered, dict):
@@ -258,6 +270,18 @@ class MainWindow(QMainWindow):
             return False
         return self.open_path(path)
 
+    def show_guide(self) -> Any:
+        """Help ▸ Guide: the built-in guide and glossary (one window, raised if open)."""
+        from dpstudio.ui.guide import GuideDialog
+
+        dialog = self.findChild(GuideDialog)
+        if dialog is None:
+            dialog = GuideDialog(self)
+        dialog.show()
+        dialog.raise_()
+        dialog.activateWindow()
+        return dialog
+
     def show_about(self) -> None:
         QMessageBox.about(self, f"About {APP_NAME}", ABOUT_TEXT)
 
@@ -302,25 +326,36 @@ class MainWindow(QMainWindow):
         return dialog
 
     def show_questionnaire(self) -> Any:
+        """Tools ▸ Sensitivity Questionnaire: propose this dataset's total budget."""
         from dpstudio.ui.questionnaire import QuestionnaireDialog
 
+        pb = self.session.project_budget
+        fixed = None
+        if pb is not None:
+            fixed = (f"The project {pb.project} fixes the total of {pb.dataset} at "
+                     f"ε {pb.total_epsilon:g}, δ {pb.total_delta:.0e}: this proposal sets "
+                     "the budget of each release only.")
         dialog = QuestionnaireDialog(
             self, n_rows=self._dataset.n_rows if self._dataset is not None else None,
-            answers=self.settings.last_choices.get("questionnaire"))
+            releases=self.session.compositions,
+            dataset=self._dataset.name if self._dataset is not None else "",
+            fixed_total=fixed)
         dialog.budget_chosen.connect(self._use_budget)
-        dialog.accepted.connect(lambda: self._remember_answers(dialog.answers()))
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.show()
         return dialog
 
-    def _remember_answers(self, answers: dict[str, str]) -> None:
-        self.settings.last_choices["questionnaire"] = answers
-        self.settings.save()
+    def _use_budget(self, epsilon: float, delta: float, releases: int) -> None:
+        """The questionnaire's total (ε, δ) becomes the session's total budget, split
+        evenly over the planned releases: each release's ε and δ, and the view's k."""
+        from dpstudio.ui.questionnaire import Split
 
-    def _use_budget(self, epsilon: float, delta: float) -> None:
-        self.session.set_budget(epsilon, delta)
-        self.statusBar().showMessage(f"Privacy budget set to ε = {epsilon:g}, δ = {delta:.0e}",
-                                     5000)
+        split = Split(epsilon, delta, releases)
+        if self.session.project_budget is None:
+            self.session.set_total_budget(epsilon, delta)
+        self.session.set_compositions(releases)
+        self.session.set_budget(split.per_release_epsilon, split.per_release_delta)
+        self.statusBar().showMessage(f"Privacy budget: {split.sentence()}", 8000)
 
     # -- drag and drop ----------------------------------------------------------------------
 
@@ -361,6 +396,8 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         if (state := settings.window_bytes("state")) is not None and self.restoreState(state):
             self._docks_sized = True  # the user's own dock sizes, not the defaults
+            window_layout.fit_minimums(self)
+        self.presentation_bar.hide()  # shown only while presenting
         if settings.warning:
             self.statusBar().showMessage(f"Settings: {settings.warning}", 10000)
 
@@ -397,6 +434,13 @@ class MainWindow(QMainWindow):
         )
         return dock
 
+    def _default_size(self) -> tuple[int, int]:
+        """1400×900, or the screen's available size if smaller."""
+        width, height = 1400, 900
+        if screen := window_layout.available_screen(self):
+            width, height = min(width, screen.width()), min(height, screen.height())
+        return width, height
+
     def _build_status_bar(self) -> None:
         self.file_label = QLabel(self)
         self.size_label = QLabel(self)
@@ -409,22 +453,32 @@ class MainWindow(QMainWindow):
         status.addPermanentWidget(self.compute_label)
         status.addPermanentWidget(self.size_label)
 
+    def setVisible(self, visible: bool) -> None:  # noqa: N802 - Qt override
+        if visible and not self.isVisible():
+            # Arranged before the first show, at the size asked for: showing lays the
+            # window out at its minimum size, which the arrangement decides.
+            if not self._docks_sized:
+                self._first_width = window_layout.target_width(self)
+                window_layout.arrange(self, self._first_width)
+            elif not window_layout.fits(self):
+                # A layout saved on a larger screen: the default one for this size.
+                self._docks_sized = False
+                self._first_width = window_layout.target_width(self)
+                window_layout.arrange(self, self._first_width)
+        super().setVisible(visible)
+
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
         if not self._docks_sized:
             self._docks_sized = True
-            self._size_docks()
+            window_layout.size_docks(self, self._first_width)
 
-    def _size_docks(self) -> None:
-        """Column list as wide as its contents need (at most a fifth), controls ~330 px:
-        the plots get the rest."""
-        width = self.width()
-        columns = min(max(self.schema_panel.preferred_width(), 220), int(width * 0.2))
-        controls = min(max(int(width * 0.24), 300), 360)
-        self.resizeDocks(
-            [self.columns_dock, self.analysis_dock], [columns, controls],
-            Qt.Orientation.Horizontal,
-        )
+    def reset_layout(self) -> None:
+        """View ▸ Reset Layout: both docks shown, docked and sized for the window's width."""
+        if self.presentation.enabled:
+            self.presentation.set_enabled(False)
+        window_layout.apply_default_layout(self)
+        self.statusBar().showMessage("Layout reset", 3000)
 
     # -- menus (built by window_menus.build_menus) ----------------------------------------
 
@@ -471,18 +525,23 @@ class MainWindow(QMainWindow):
             self.projects.refresh()  # releases made meanwhile by dpstudio release
 
     def _focus_epsilon(self) -> None:
+        if self.presentation.enabled:  # the ε bar stands in for the hidden controls
+            self.presentation_bar.epsilon.spin.setFocus(Qt.FocusReason.ShortcutFocusReason)
+            self.presentation_bar.epsilon.spin.selectAll()
+            return
         self.analysis_dock.show()
+        self.analysis_dock.raise_()  # in front of the Columns tab on a small screen
         self.analysis_panel.focus_epsilon()
 
     def _follow_column_selection(self) -> None:
-        """Selecting a column in the column list selects it for analysis (free-text
-        columns too: their query is heavy hitters)."""
-        table, model = self.schema_panel.table, self.schema_panel.model
+        """A click on a row of the Columns panel chooses that column for analysis (free-text
+        columns too: their query is heavy hitters), and the panel's current row follows
+        the analysis column when it is chosen elsewhere (the Column combo)."""
+        self.schema_panel.column_chosen.connect(self.session.set_column)
 
-        def current(index: Any, _previous: Any = None) -> None:
-            if not index.isValid() or not 0 <= index.row() < model.rowCount():
-                return
-            self.session.set_column(model.row_at(index.row()).spec.name)
+        def follow(aspect: str) -> None:
+            if aspect in ("column", "dataset", "all") and self.session.column:
+                self.schema_panel.show_column(self.session.column)
 
-        table.selectionModel().currentRowChanged.connect(current)
+        self.session.changed.connect(follow)
 

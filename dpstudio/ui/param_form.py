@@ -5,6 +5,11 @@ the parameter asks for ``log_scale``), an int a spin box, a choice a combo box, 
 check box; labels, units, ranges and tooltips all come from the ``Param``. A parameter
 whose range starts at 0 with default 0 and whose help says what 0 means ("0 chooses
 automatically") shows "auto" at 0.
+
+A number typed outside a parameter's range is kept as typed, never replaced by the
+nearest limit: the box is marked, the sentence of the engine's range check
+(:meth:`Param.validate`) is shown under it, and the form sends ``refused`` instead of a
+value. The spin boxes themselves are in :mod:`dpstudio.ui.number_boxes`.
 """
 
 from __future__ import annotations
@@ -12,157 +17,25 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QDoubleSpinBox,
-    QFormLayout,
-    QHBoxLayout,
-    QLabel,
-    QSlider,
-    QSpinBox,
-    QWidget,
-)
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QLabel, QWidget
 
 from dpstudio.engine.errors import ParameterError
 from dpstudio.engine.registry import Param
+from dpstudio.ui.number_boxes import (
+    LogSliderSpin,
+    ScientificSpinBox,
+    SignificantSpinBox,
+    WholeSpinBox,
+    mark,
+    typed_number,
+)
 
-__all__ = ["LogSliderSpin", "ParamForm", "ScientificSpinBox", "SignificantSpinBox"]
+__all__ = ["LogSliderSpin", "ParamForm", "ScientificSpinBox", "SignificantSpinBox",
+           "WholeSpinBox", "typed_number"]
 
-_INT_MAX = 2**31 - 1
-
-
-class SignificantSpinBox(QDoubleSpinBox):
-    """A float spin box that shows 3 significant digits (0.0123, 1.5, 42) and steps
-    multiplicatively when ``log_steps`` is set (×10^(1/steps_per_decade) per arrow press)."""
-
-    def __init__(self, parent: QWidget | None = None, digits: int = 3,
-                 steps_per_decade: int = 0) -> None:
-        super().__init__(parent)
-        self._digits = digits
-        self._per_decade = steps_per_decade
-        self.setDecimals(12)
-        self.setKeyboardTracking(False)
-        self.setAccelerated(True)
-
-    def textFromValue(self, value: float) -> str:  # noqa: N802 - Qt override
-        return f"{value:.{self._digits}g}"
-
-    def valueFromText(self, text: str) -> float:  # noqa: N802 - Qt override
-        try:
-            return float(text.replace(",", ".").strip())
-        except ValueError:
-            return self.value()
-
-    def validate(self, text: str, pos: int):  # noqa: D102 - Qt override
-        from PySide6.QtGui import QValidator
-
-        stripped = text.replace(",", ".").strip()
-        if stripped in ("", "-", ".", "e", "-."):
-            return QValidator.State.Intermediate, text, pos
-        try:
-            float(stripped)
-        except ValueError:
-            if stripped.endswith(("e", "e-", "e+")):
-                return QValidator.State.Intermediate, text, pos
-            return QValidator.State.Invalid, text, pos
-        return QValidator.State.Acceptable, text, pos
-
-    def stepBy(self, steps: int) -> None:  # noqa: N802 - Qt override
-        if self._per_decade and self.value() > 0:
-            factor = 10.0 ** (steps / self._per_decade)
-            self.setValue(min(max(self.value() * factor, self.minimum()), self.maximum()))
-            return
-        super().stepBy(steps)
-
-
-class ScientificSpinBox(SignificantSpinBox):
-    """δ-style values: shown as 1e-06, stepped by a factor of 10 per arrow press."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent, digits=2, steps_per_decade=1)
-        self.setDecimals(15)
-
-    def textFromValue(self, value: float) -> str:  # noqa: N802 - Qt override
-        if value <= 0:
-            return "0"
-        mantissa, exponent = f"{value:.1e}".split("e")
-        mantissa = mantissa.rstrip("0").rstrip(".")
-        return f"{mantissa}e{int(exponent)}"
-
-
-class LogSliderSpin(QWidget):
-    """A logarithmic slider and a spin box showing the same positive number, kept in sync.
-
-    ``value_changed`` fires on every slider step (drags are live) and when a typed value
-    is committed; the value is clamped to [low, high].
-    """
-
-    value_changed = Signal(float)
-
-    def __init__(self, low: float, high: float, value: float, steps_per_decade: int = 100,
-                 parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.low, self.high = float(low), float(high)
-        self._per_decade = steps_per_decade
-        self._value = float(value)
-        self.slider = QSlider(Qt.Orientation.Horizontal, self)
-        decades = math.log10(self.high / self.low)
-        self.slider.setRange(0, int(round(decades * steps_per_decade)))
-        self.slider.setPageStep(steps_per_decade // 4 or 1)
-        self.spin = SignificantSpinBox(self, steps_per_decade=max(steps_per_decade // 10, 1))
-        self.spin.setRange(self.low, self.high)
-        self.spin.setMinimumWidth(72)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(6)
-        layout.addWidget(self.slider, 1)
-        layout.addWidget(self.spin)
-        self.slider.valueChanged.connect(self._slider_moved)
-        self.spin.valueChanged.connect(self._spin_changed)
-        self.set_value(value)
-
-    def value(self) -> float:
-        return self._value
-
-    def _to_position(self, value: float) -> int:
-        return int(round(math.log10(value / self.low) * self._per_decade))
-
-    def _from_position(self, position: int) -> float:
-        return self.low * 10.0 ** (position / self._per_decade)
-
-    def set_value(self, value: float) -> None:
-        """Show ``value`` without emitting ``value_changed``."""
-        v = min(max(float(value), self.low), self.high)
-        self._value = v
-        for w in (self.slider, self.spin):
-            w.blockSignals(True)
-        self.slider.setValue(self._to_position(v))
-        self.spin.setValue(v)
-        for w in (self.slider, self.spin):
-            w.blockSignals(False)
-
-    def _slider_moved(self, position: int) -> None:
-        v = float(f"{self._from_position(position):.3g}")
-        v = min(max(v, self.low), self.high)
-        self._value = v
-        self.spin.blockSignals(True)
-        self.spin.setValue(v)
-        self.spin.blockSignals(False)
-        self.value_changed.emit(v)
-
-    def _spin_changed(self, value: float) -> None:
-        self._value = float(value)
-        self.slider.blockSignals(True)
-        self.slider.setValue(self._to_position(self._value))
-        self.slider.blockSignals(False)
-        self.value_changed.emit(self._value)
-
-    def setToolTip(self, text: str) -> None:  # noqa: N802 - Qt override
-        super().setToolTip(text)
-        self.slider.setToolTip(text)
-        self.spin.setToolTip(text)
+#: The sentence under a refused number.
+REFUSED_STYLE = "color: #b42318; font-size: 9pt;"
 
 
 def _label(p: Param) -> str:
@@ -178,11 +51,15 @@ def _auto_at_zero(p: Param) -> bool:
 class ParamForm(QWidget):
     """One row per parameter; ``value_changed(name, value)`` for each valid edit.
 
+    ``refused(name, text, why)`` for a number that cannot be used: the box keeps it,
+    marked, with ``why`` (one sentence) under it, until a valid value replaces it.
     ``fields`` maps a parameter's name to its editing widget; ``kinds`` to the widget kind
-    (``"spin"``, ``"log"``, ``"combo"``, ``"check"``) for tests and layout.
+    (``"spin"``, ``"log"``, ``"combo"``, ``"check"``) for tests and layout; ``hints`` to the
+    line under a number that says why it was refused.
     """
 
     value_changed = Signal(str, object)
+    refused = Signal(str, str, str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -195,21 +72,33 @@ class ParamForm(QWidget):
         self.fields: dict[str, QWidget] = {}
         self.kinds: dict[str, str] = {}
         self.labels: dict[str, QLabel] = {}
+        self.hints: dict[str, QLabel] = {}
 
     def set_params(self, params: tuple[Param, ...] | list[Param],
-                   values: dict[str, Any] | None = None) -> None:
+                   values: dict[str, Any] | None = None,
+                   refused: dict[str, str] | None = None) -> None:
         """Rebuild the form for ``params`` (current ``values`` override the defaults).
 
         The same parameters as shown keep their widgets (and the keyboard focus).
+
+        Parameters
+        ----------
+        params : sequence of Param
+        values : dict, optional
+            The values to show (the defaults for the others).
+        refused : dict, optional
+            Parameter name → why the number its box holds was refused (those boxes keep
+            their text; see :meth:`set_values`).
         """
         if tuple(params) == self.params and self.fields:
-            self.set_values(values or {})
+            self.set_values(values or {}, refused)
             return
         while self.layout_.rowCount():
             self.layout_.removeRow(0)
         self.fields.clear()
         self.kinds.clear()
         self.labels.clear()
+        self.hints.clear()
         self.params = tuple(params)
         values = values or {}
         for p in self.params:
@@ -219,7 +108,17 @@ class ParamForm(QWidget):
             widget.setToolTip(p.help)
             self.layout_.addRow(label, widget)
             self.fields[p.name], self.kinds[p.name], self.labels[p.name] = widget, kind, label
+            if kind in ("spin", "log"):
+                hint = QLabel(self)
+                hint.setWordWrap(True)
+                hint.setStyleSheet(REFUSED_STYLE)
+                self.layout_.addRow(hint)
+                self.layout_.setRowVisible(hint, False)
+                self.hints[p.name] = hint
         self.setVisible(bool(self.params))
+        for name, why in (refused or {}).items():
+            if name in self.fields:
+                self._show_refusal(name, why)
 
     def values(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -229,15 +128,28 @@ class ParamForm(QWidget):
                 out[p.name] = w.isChecked()
             elif isinstance(w, QComboBox):
                 out[p.name] = w.currentText()
-            elif isinstance(w, LogSliderSpin):
-                out[p.name] = w.value()
             else:
                 out[p.name] = w.value()
         return out
 
-    def set_values(self, values: dict[str, Any]) -> None:
-        """Show ``values`` without emitting ``value_changed``."""
+    def set_values(self, values: dict[str, Any], refused: dict[str, str] | None = None
+                   ) -> None:
+        """Show ``values`` without emitting ``value_changed``.
+
+        Parameters
+        ----------
+        values : dict
+            Parameter name → value.
+        refused : dict, optional
+            Parameter name → why its typed number was refused: that box keeps what was
+            typed and stays marked (the session holds the refusal, not a value).
+        """
+        refused = refused or {}
         for p in self.params:
+            if p.name in refused:
+                self._show_refusal(p.name, refused[p.name])
+                continue
+            self._show_refusal(p.name, None)
             if p.name not in values:
                 continue
             w, v = self.fields[p.name], values[p.name]
@@ -251,6 +163,11 @@ class ParamForm(QWidget):
             else:
                 w.setValue(v)
             w.blockSignals(False)
+
+    def refusal(self, name: str) -> str | None:
+        """Why the number in ``name``'s box was refused, or None (tests)."""
+        hint = self.hints.get(name)
+        return hint.text() if hint is not None and hint.text() else None
 
     # -- construction -------------------------------------------------------------------
 
@@ -266,21 +183,15 @@ class ParamForm(QWidget):
             combo.setCurrentText(str(value))
             combo.currentTextChanged.connect(lambda v, p=p: self._emit(p, v))
             return combo, "combo"
+        zero = "auto" if _auto_at_zero(p) else ""
         if p.kind == "int":
-            spin = QSpinBox(self)
-            lo = int(p.low) if p.low is not None else -_INT_MAX
-            hi = min(int(p.high), _INT_MAX) if p.high is not None else _INT_MAX
-            if p.low_open:
-                lo += 1
-            if p.high_open:
-                hi -= 1
-            spin.setRange(lo, hi)
-            spin.setKeyboardTracking(False)
-            spin.setAccelerated(True)
-            if _auto_at_zero(p):
-                spin.setSpecialValueText("auto")
+            spin = WholeSpinBox(self, zero_text=zero)
+            # The arrows offer the valid range; a typed number out of it is refused.
+            lo = int(p.low) if p.low is not None else -(2**31)
+            hi = min(int(p.high), 2**31 - 1) if p.high is not None else 2**31 - 1
+            spin.setRange(lo + int(p.low_open), hi - int(p.high_open))
             spin.setValue(int(value))
-            spin.valueChanged.connect(lambda v, p=p: self._emit(p, int(v)))
+            spin.valueChanged.connect(lambda _v, p=p, w=spin: self._typed(p, w.typed_text()))
             return spin, "spin"
         lo = p.low if p.low is not None else -1e12
         hi = p.high if p.high is not None else 1e12
@@ -289,27 +200,51 @@ class ParamForm(QWidget):
             field = LogSliderSpin(lo_pos, hi, float(value) if value else lo_pos,
                                   steps_per_decade=50, parent=self)
             field.value_changed.connect(lambda v, p=p: self._emit(p, float(v)))
+            field.typed.connect(lambda text, p=p: self._typed(p, text))
             return field, "log"
-        spin = SignificantSpinBox(self, digits=4)
+        spin = SignificantSpinBox(self, digits=4, keep_typed=True, zero_text=zero)
         step = 10.0 ** math.floor(math.log10(max(hi - lo, 1e-12))) / 100.0
         spin.setSingleStep(step)
         spin.setRange(lo, hi - (step * 1e-3 if p.high_open else 0.0))
-        if _auto_at_zero(p):
-            spin.setSpecialValueText("auto")
         spin.setValue(float(value))
-        spin.valueChanged.connect(lambda v, p=p: self._emit(p, float(v)))
+        spin.valueChanged.connect(lambda _v, p=p, w=spin: self._typed(p, w.typed_text()))
         return spin, "spin"
 
-    def _emit(self, p: Param, value: Any) -> None:
+    def _typed(self, p: Param, text: str) -> None:
+        """A number typed (or stepped to) in ``p``'s box: checked as the engine checks it."""
         widget = self.fields.get(p.name)
+        zero = widget is not None and text == getattr(widget, "_zero_text", None)
+        value: Any = 0 if zero else typed_number(text)
         try:
             checked = p.validate(value)
         except ParameterError as exc:
-            if widget is not None:
-                widget.setStyleSheet("border: 1px solid #b42318;")
-                widget.setToolTip(f"{p.help}\n\n{exc}")
+            why = str(exc)
+            self._show_refusal(p.name, why)
+            self.refused.emit(p.name, text, why)
             return
-        if widget is not None and widget.styleSheet():
-            widget.setStyleSheet("")
-            widget.setToolTip(p.help)
+        self._show_refusal(p.name, None)
+        self.value_changed.emit(p.name, checked)
+
+    def _show_refusal(self, name: str, why: str | None) -> None:
+        widget, hint = self.fields.get(name), self.hints.get(name)
+        p = next((q for q in self.params if q.name == name), None)
+        if widget is None or p is None:
+            return
+        if isinstance(widget, LogSliderSpin):
+            widget.mark(why, p.help)
+        elif hint is not None:
+            mark(widget, why, p.help)
+        if hint is not None:
+            text = f"{why}." if why else ""  # the CLI's sentence, word for word
+            if hint.text() != text:
+                hint.setText(text)
+                self.layout_.setRowVisible(hint, bool(why))
+
+    def _emit(self, p: Param, value: Any) -> None:
+        try:
+            checked = p.validate(value)
+        except ParameterError as exc:  # a slider or a choice cannot leave the range
+            self._show_refusal(p.name, str(exc))
+            return
+        self._show_refusal(p.name, None)
         self.value_changed.emit(p.name, checked)

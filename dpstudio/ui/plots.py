@@ -108,15 +108,72 @@ def decade_ticks(lo: float, hi: float) -> list[list[tuple[float, str]]]:
     return [major, minor]
 
 
+def tick_labels(values, step: float) -> list[str]:
+    """Labels for ticks ``step`` apart, with just enough digits that neighbours differ.
+
+    Parameters
+    ----------
+    values : sequence of float
+        Tick positions.
+    step : float
+        Their spacing (positive).
+
+    Returns
+    -------
+    list of str
+        "29.0902", "29.0904", … rather than "29.09" repeated: the decimals follow the step,
+        not a fixed number of significant digits.
+    """
+    vals = [float(v) for v in values]
+    if not vals:
+        return []
+    # Decimals the step needs (2.5 needs one more than 2 or 5), at least none.
+    decimals = max(0, -int(np.floor(np.log10(step) + 1e-9)))
+    if not np.isclose(step / 10.0 ** np.floor(np.log10(step)), round(step / 10.0 **
+                                                                        np.floor(np.log10(step)))):
+        decimals += 1
+    big = max(abs(v) for v in vals)
+    if big >= 1e9 or (big and big < 1e-4):  # scientific, digits to the step
+        digits = max(1, int(np.floor(np.log10(big))) - int(np.floor(np.log10(step))) + 1)
+        labels = [_sci(v, digits) for v in vals]
+    else:  # thousands separated from 10,000 up
+        comma = "," if big >= 1e4 else ""
+        labels = [f"{v:{comma}.{decimals}f}" for v in vals]
+    # Trailing zeros go ("1.0" → "1": distinct numbers stay distinct); "-0" is zero.
+    labels = [_trim(label) for label in labels]
+    extra = 0
+    while len(set(labels)) < len(labels) and extra < 6:
+        extra += 1
+        labels = [_trim(f"{v:.{decimals + extra}f}") for v in vals]
+    return labels
+
+
+def _trim(label: str) -> str:
+    if "." in label and "e" not in label:
+        label = label.rstrip("0").rstrip(".")
+    return "0" if label in ("-0", "") else label
+
+
+def _sci(v: float, digits: int) -> str:
+    """``v`` as "2.5e6" (no "+", no leading zeros in the exponent); zero as "0"."""
+    if v == 0:
+        return "0"
+    mantissa, exponent = f"{v:.{digits - 1}e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
 def linear_ticks(lo: float, hi: float, target: int = 6) -> list[list[tuple[float, str]]]:
-    """Nice ticks for a linear axis, labelled with up to 4 significant digits."""
+    """Nice ticks for a linear axis, each label distinct (:func:`tick_labels`)."""
     span = max(hi - lo, 1e-300)
     raw = span / target
     mag = 10 ** np.floor(np.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
     start = np.ceil(lo / step) * step
-    values = np.arange(start, hi + step * 0.5, step)
-    return [[(float(v), f"{v:.4g}") for v in values], []]
+    # Ticks as multiples of the step: no accumulated float error (21.305999999999997).
+    values = [float(k * step) for k in range(int(round(start / step)),
+                                             int(np.floor(hi / step + 0.5)) + 1)]
+    values = [v for v in values if lo - step * 1e-9 <= v <= hi + step * 1e-9]
+    return [list(zip(values, tick_labels(values, step), strict=True)), []]
 
 
 def bottom_legend(widget: pg.PlotWidget, columns: int = 2) -> pg.LegendItem:
@@ -128,3 +185,40 @@ def bottom_legend(widget: pg.PlotWidget, columns: int = 2) -> pg.LegendItem:
     item.layout.addItem(legend, 4, 1)
     item.legend = legend
     return legend
+
+
+#: Queries whose error is a number of rows (people), whatever the column.
+_COUNT_QUERIES = ("count", "histogram", "heavy_hitters")
+
+
+def error_axis_label(metric: str, query: str | None, column: str | None,
+                     unit: str | None = None) -> str:
+    """The privacy–utility plot's y-axis label: the error in the column's units.
+
+    Parameters
+    ----------
+    metric : str
+        ``"rmse"``, ``"relative"`` or ``"tv"``.
+    query : str or None
+        The statistic released.
+    column : str or None
+        The column's name (its units when it declares none).
+    unit : str or None
+        The column's unit ("years"), where known.
+
+    Returns
+    -------
+    str
+        "± years" or "± age" for an RMSE (squared for a variance, "± people" for counts);
+        the measure's own name for a relative or total-variation error.
+    """
+    if metric == "relative":
+        return "relative error"
+    if metric == "tv":
+        return "total-variation distance"
+    if query in _COUNT_QUERIES:
+        return "± people"
+    what = (unit or column or "").strip()
+    if not what:
+        return "± error"
+    return f"± {what}²" if query == "variance" else f"± {what}"

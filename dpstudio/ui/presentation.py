@@ -1,11 +1,14 @@
 """Presentation mode: large type, clean plots, and a plain-language caption under each plot.
 
 :class:`PresentationMode` scales the window's font (and so every widget that inherits
-it), enlarges plot titles, axis labels, tick labels and legends, hides plot grids and the
-column dock, goes full screen if the window is on screen, and shows each plot's caption
-under it. Turning
-it off restores exactly what was there. Plots made while it is on are styled by
-:meth:`PresentationMode.refresh`.
+it, style sheets' fixed point sizes included), enlarges plot titles, axis labels, tick
+labels, legends and texts, hides plot grids and the docks (the controls shrink to the ε
+bar, a tool bar named ``presentation_bar`` if the window has one), hides true values (the
+session's "Hide true values"), goes full screen if the window is on screen, and shows each
+plot's caption under it. Turning it off restores exactly what was there: the window's
+state and dock layout (saved on entering, restored on leaving, on any screen size),
+"Hide true values" as it was, the fonts and the plots. Plots made while it is on are
+styled by :meth:`PresentationMode.refresh`.
 
 Captions: :func:`set_caption` on a plot, or a default picked by the plot's title
 (:data:`DEFAULT_CAPTIONS`).
@@ -13,17 +16,19 @@ Captions: :func:`set_caption` on a plot, or a default picked by the plot's title
 
 from __future__ import annotations
 
+import re
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QByteArray, QEvent, QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QFontMetricsF
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QToolBar, QWidget
 
 from dpstudio.ui.plots import SHORT_AXIS_LABELS
 from dpstudio.ui.style import current_palette, plot_widgets
+from dpstudio.ui.texts import TRADEOFF_CAPTION, UTILITY_CAPTION
 
 __all__ = ["CAPTION_PROPERTY", "DEFAULT_CAPTIONS", "PresentationMode", "caption_for",
            "set_caption"]
@@ -32,10 +37,8 @@ CAPTION_PROPERTY = "dpstudio_caption"
 
 #: Title keyword (lower case) → caption for plots that set none.
 DEFAULT_CAPTIONS: dict[str, str] = {
-    "trade-off": "An attacker who wants to tell whether Alice is in the data cannot do "
-                 "better than this curve: the closer it hugs the diagonal, the safer she is.",
-    "utility": "How far the published number is likely to be from the truth at each "
-               "privacy level ε: lower is more accurate, further left is more private.",
+    "trade-off": TRADEOFF_CAPTION,
+    "utility": UTILITY_CAPTION,
     "randomized response": "Each answer is deniable, yet the estimate closes in on the true "
                            "share as more people answer.",
     "running estimate": "Each answer is deniable, yet the estimate closes in on the true "
@@ -73,6 +76,11 @@ class _PlotState:
     legend_size: str | None = None
     margins: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 1.0)
     caption: QLabel | None = None
+    texts: list[tuple[Any, QFont]] = field(default_factory=list)
+
+
+#: "font-size: 9pt" in a style sheet (the number and what precedes it).
+_FONT_SIZE = re.compile(r"(font-size:\s*)([0-9.]+)\s*pt")
 
 
 class _Caption(QLabel):
@@ -115,23 +123,47 @@ class _Caption(QLabel):
 
 
 class PresentationMode(QObject):
-    """Toggle presentation styling on ``window``; ``toggled(bool)`` follows the state."""
+    """Toggle presentation styling on ``window``; ``toggled(bool)`` follows the state.
+
+    Parameters
+    ----------
+    window : QMainWindow
+        The window to style.
+    scale : float
+        How much larger the type is while presenting.
+    session : object, optional
+        Anything with ``hide_true`` and ``set_hide_true(bool)`` (the analysis session):
+        true values are hidden while presenting and put back as they were after.
+    """
 
     toggled = Signal(bool)
 
-    #: Docks (by object name) hidden while presenting: data preparation, not results.
-    hidden_docks: tuple[str, ...] = ("columns_dock",)
+    #: Docks (by object name) hidden while presenting: data preparation and the full
+    #: controls, not results (the ε bar stands in for the controls).
+    hidden_docks: tuple[str, ...] = ("columns_dock", "analysis_dock")
+    #: Tool bars (by object name) shown only while presenting.
+    shown_bars: tuple[str, ...] = ("presentation_bar",)
+    #: How long after leaving a window manager's late resize still gets the layout back.
+    RESTORE_WINDOW_MS = 2000
 
-    def __init__(self, window: QMainWindow, scale: float = 1.5) -> None:
+    def __init__(self, window: QMainWindow, scale: float = 1.5, session: Any = None) -> None:
         super().__init__(window)
         self._window = window
         self.scale = float(scale)
+        self._session = session
         self._enabled = False
         self._font: QFont | None = None
         self._was_full_screen = False
+        self._window_state = Qt.WindowState.WindowNoState
+        self._layout: QByteArray | None = None
+        self._geometry = QRect()
+        self._was_hiding: bool | None = None
+        self._styles: list[tuple[weakref.ref[QWidget], str, str]] = []
         self._hidden: list[QDockWidget] = []
         self._plots: weakref.WeakKeyDictionary[pg.PlotWidget, _PlotState] = (
             weakref.WeakKeyDictionary())
+        self._restore_until = QTimer(self)
+        self._restore_until.setSingleShot(True)
 
     @property
     def enabled(self) -> bool:
@@ -141,36 +173,108 @@ class PresentationMode(QObject):
         on = bool(on)
         if on == self._enabled:
             return
-        window = self._window
         if on:
-            self._font = QFont(window.font())
-            big = QFont(self._font)
-            big.setPointSizeF(self._base_size() * self.scale)
-            window.setFont(big)
-            self._hidden = [
-                dock for dock in window.findChildren(QDockWidget)
-                if dock.objectName() in self.hidden_docks and not dock.isHidden()
-            ]
-            for dock in self._hidden:
-                dock.hide()
-            self._enabled = True
-            self.refresh()
-            if window.isVisible():
-                self._was_full_screen = window.isFullScreen()
-                window.showFullScreen()
+            self._enter()
         else:
-            self._enabled = False
-            for plot, state in list(self._plots.items()):
-                self._restore(plot, state)
-            self._plots.clear()
-            if self._font is not None:
-                window.setFont(self._font)
-            for dock in self._hidden:
-                dock.show()
-            self._hidden = []
-            if window.isVisible() and not self._was_full_screen:
-                window.showNormal()
+            self._leave()
         self.toggled.emit(on)
+
+    def _enter(self) -> None:
+        window = self._window
+        # The layout as it is now: leaving puts back exactly this, whatever the larger type
+        # and the full screen did to the docks meanwhile.
+        self._layout = window.saveState()
+        self._window_state = window.windowState()
+        self._geometry = window.geometry()
+        self._font = QFont(window.font())
+        big = QFont(self._font)
+        big.setPointSizeF(self._base_size() * self.scale)
+        window.setFont(big)
+        self._scale_style_sheets()
+        self._hidden = [
+            dock for dock in window.findChildren(QDockWidget)
+            if dock.objectName() in self.hidden_docks and not dock.isHidden()
+        ]
+        for dock in self._hidden:
+            dock.hide()
+        for bar in self._bars():
+            bar.show()
+        if self._session is not None:
+            self._was_hiding = bool(self._session.hide_true)
+            self._session.set_hide_true(True)
+        self._enabled = True
+        self.refresh()
+        if window.isVisible():
+            self._was_full_screen = window.isFullScreen()
+            window.showFullScreen()
+
+    def _leave(self) -> None:
+        window = self._window
+        self._enabled = False
+        for plot, state in list(self._plots.items()):
+            self._restore(plot, state)
+        self._plots.clear()
+        if self._font is not None:
+            window.setFont(self._font)
+        self._restore_style_sheets()
+        for bar in self._bars():
+            bar.hide()
+        for dock in self._hidden:
+            dock.show()
+        self._hidden = []
+        if self._session is not None and self._was_hiding is not None:
+            self._session.set_hide_true(self._was_hiding)
+            self._was_hiding = None
+        if window.isVisible() and not self._was_full_screen:
+            if self._window_state & Qt.WindowState.WindowMaximized:
+                window.showMaximized()
+            else:
+                window.showNormal()
+                # Not every platform remembers the size from before full screen.
+                window.setGeometry(self._geometry)
+        self._restore_layout()
+        if window.isVisible():
+            # A window manager applies the smaller size later: lay the docks out again then.
+            self._restore_until.start(self.RESTORE_WINDOW_MS)
+            window.installEventFilter(self)
+
+    def _restore_layout(self) -> None:
+        if self._layout is not None:
+            self._window.restoreState(self._layout)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if obj is self._window and event.type() == QEvent.Type.Resize:
+            if self._enabled or not self._restore_until.isActive():
+                obj.removeEventFilter(self)
+            else:
+                self._restore_layout()
+        return False
+
+    def _bars(self) -> list[QToolBar]:
+        return [bar for bar in self._window.findChildren(QToolBar)
+                if bar.objectName() in self.shown_bars]
+
+    def _scale_style_sheets(self) -> None:
+        """Fixed point sizes in style sheets ("font-size: 9pt") scaled like the rest, or
+        the notes beside larger text would shrink in comparison."""
+        self._styles = []
+        for widget in self._window.findChildren(QWidget):
+            sheet = widget.styleSheet()
+            if "font-size" not in sheet:
+                continue
+            scaled = _FONT_SIZE.sub(
+                lambda m: f"{m.group(1)}{float(m.group(2)) * self.scale:.3g}pt", sheet)
+            if scaled != sheet:
+                widget.setStyleSheet(scaled)
+                self._styles.append((weakref.ref(widget), sheet, scaled))
+
+    def _restore_style_sheets(self) -> None:
+        for ref, sheet, scaled in self._styles:
+            widget = ref()
+            # A style changed meanwhile (a new colour) is the widget's own: keep it.
+            if widget is not None and widget.styleSheet() == scaled:
+                widget.setStyleSheet(sheet)
+        self._styles = []
 
     def refresh(self) -> None:
         """Style plots added since presentation mode was turned on."""
@@ -233,6 +337,16 @@ class PresentationMode(QObject):
         if legend is not None:
             state.legend_size = legend.opts.get("labelTextSize")
             self._legend_size(legend, f"{base * self.scale * 0.8:.0f}pt")
+        seen: set[int] = set()
+        for text_item in item.vb.addedItems + list(item.items):
+            if isinstance(text_item, pg.TextItem) and id(text_item) not in seen:
+                seen.add(id(text_item))
+                font = QFont(text_item.textItem.font())
+                state.texts.append((text_item, font))
+                bigger = QFont(font)
+                bigger.setPointSizeF((font.pointSizeF() if font.pointSizeF() > 0 else base)
+                                     * self.scale)
+                text_item.setFont(bigger)
         state.margins = item.layout.getContentsMargins()
         caption = caption_for(plot)
         if caption:
@@ -268,6 +382,8 @@ class PresentationMode(QObject):
         item.showGrid(x=x, y=y, alpha=alpha if (x or y) else None)
         if item.legend is not None:
             self._legend_size(item.legend, state.legend_size)
+        for text_item, font in state.texts:
+            text_item.setFont(font)
         if state.caption is not None:
             plot.removeEventFilter(state.caption)
             state.caption.hide()

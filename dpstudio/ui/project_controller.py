@@ -25,6 +25,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox
 
+from dpstudio.engine.accounting import budget as exact_budget
 from dpstudio.project import (
     BudgetExceededError,
     BudgetState,
@@ -37,6 +38,7 @@ from dpstudio.project import (
     ReleaseRecord,
     ReleaseSpec,
 )
+from dpstudio.ui.budget_figures import budget_figures
 from dpstudio.ui.ledger_view import LedgerData
 from dpstudio.ui.project_dialogs import (
     PROJECT_FILTER,
@@ -45,7 +47,12 @@ from dpstudio.ui.project_dialogs import (
     ReleaseDoneDialog,
 )
 from dpstudio.ui.release_jobs import Outcome, check_job, hash_job, release_job, tamper_text
-from dpstudio.ui.release_rules import RELEASE_READY, release_problem
+from dpstudio.ui.release_rules import (
+    OVER_BUDGET_TEXT,
+    RELEASE_READY,
+    RELEASE_TEXT,
+    release_problem,
+)
 from dpstudio.ui.session import ProjectBudget
 from dpstudio.ui.spec_actions import SPEC_FILTER, SpecActions
 from dpstudio.ui.worker import JobRunner
@@ -228,7 +235,10 @@ class ProjectController(QObject, SpecActions):
 
     def _session_changed(self, aspect: str) -> None:
         if aspect == "epsilon":
-            return  # the hot path of a slider drag; nothing here depends on ε
+            # The hot path of a slider drag: only whether this release fits the budget.
+            if self.project is not None:
+                self.update_release_state()
+            return
         if aspect == "dataset":
             self._ledger_key = None
             self.refresh()
@@ -289,15 +299,19 @@ class ProjectController(QObject, SpecActions):
             return None
         if self._record is not None:
             b = p.budget(self._record)
+            # The exact decimals too: "use the remaining ε" sets exactly what is left.
             return ProjectBudget(p.path.name, d.name, float(b.total_epsilon),
                                  float(b.total_delta), float(b.spent_epsilon),
                                  float(b.spent_delta), len(p.ledger(self._record)), True,
-                                 b.accountant)
+                                 b.accountant, (b.total_epsilon, b.total_delta),
+                                 (b.spent_epsilon, b.spent_delta))
         defaults = p.defaults()
         if defaults["epsilon"] is None:
             return None  # the session's budget registers it (see current_spec)
+        total = (exact_budget.exact(defaults["epsilon"]), exact_budget.exact(defaults["delta"]))
         return ProjectBudget(p.path.name, d.name, float(defaults["epsilon"]),
-                             float(defaults["delta"]), accountant=defaults["accountant"])
+                             float(defaults["delta"]), accountant=defaults["accountant"],
+                             exact_total=total)
 
     def _ledger_data(self) -> LedgerData | None:
         p = self.project
@@ -351,11 +365,20 @@ class ProjectController(QObject, SpecActions):
     def release_problem(self) -> str | None:
         """Why the current analysis cannot be released now (one line), or None."""
         return release_problem(self.session, self.project, self._record, busy=self.busy,
-                               tamper=self.tamper)
+                               tamper=self.tamper, budget=budget_figures(self.session))
 
     def update_release_state(self) -> None:
-        problem = self.release_problem()
-        self.window.result_panel.set_release_state(problem is None, problem or RELEASE_READY)
+        """The Release… button: enabled, or disabled with the reason as its tooltip; while
+        the release does not fit the budget, its text says so too."""
+        figures = budget_figures(self.session)
+        problem = release_problem(self.session, self.project, self._record, busy=self.busy,
+                                  tamper=self.tamper, budget=figures)
+        panel = self.window.result_panel
+        panel.set_release_state(problem is None, problem or RELEASE_READY)
+        over = problem is not None and problem == figures.shortfall()
+        text = OVER_BUDGET_TEXT if over else RELEASE_TEXT
+        if panel.release_button.text() != text:
+            panel.release_button.setText(text)
 
     def _set_busy(self, busy: str | None) -> None:
         self.busy = busy

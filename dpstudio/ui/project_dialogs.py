@@ -36,8 +36,10 @@ from PySide6.QtWidgets import (
 )
 
 from dpstudio.engine.registry import REGISTRY
-from dpstudio.project import PROJECT_SUFFIX, ReleaseRecord, ReleaseSpec
-from dpstudio.ui.param_form import ScientificSpinBox, SignificantSpinBox
+from dpstudio.project import PROJECT_SUFFIX, ProjectError, ReleaseRecord, ReleaseSpec
+from dpstudio.project.store import budget_amounts
+from dpstudio.ui.number_boxes import mark
+from dpstudio.ui.param_form import REFUSED_STYLE, ScientificSpinBox, SignificantSpinBox
 from dpstudio.ui.style import MUTED
 from dpstudio.ui.texts import GLOSSARY, QUERY_LABELS
 
@@ -56,10 +58,12 @@ PROJECT_FILTER = f"DP Studio projects (*{PROJECT_SUFFIX});;All files (*)"
 FORMAT_LABELS = {"csv": "CSV", "json": "JSON", "parquet": "Parquet", "xlsx": "Excel"}
 LOCAL_MODEL_TEXT = ("local model: each record randomized before aggregation (the randomized "
                     "records are exported with the estimates; raw values never are)")
-REAL_RELEASE = "Noise from the OS CSPRNG — a real release."
+#: The release dialog's first line: what matters before anything else.
+REAL_RELEASE = "Real release — cannot be undone."
 REAL_RELEASE_MORE = ("Its ε and δ are charged to the dataset's budget for good and it is "
-                     "recorded in the project's ledger; it cannot be undone. (The preview's "
-                     "simulations use a seeded generator and spend nothing.)")
+                     "recorded in the project's ledger. Noise from the OS CSPRNG, the "
+                     "operating system's secure generator (the preview's simulations use a "
+                     "seeded one and spend nothing).")
 WARNING_STYLE = ("background:#fdecea; border:1px solid #e8a39b; border-radius:4px; "
                  "padding:6px; color:#7a1a10;")
 
@@ -136,14 +140,19 @@ class NewProjectDialog(QDialog):
         where = QHBoxLayout()
         where.addWidget(self.path_edit, 1)
         where.addWidget(browse)
-        self.epsilon = SignificantSpinBox(self, steps_per_decade=10)
+        # Typed budgets are kept as typed and checked as the project checks them.
+        self.epsilon = SignificantSpinBox(self, steps_per_decade=10, keep_typed=True)
         self.epsilon.setRange(0.01, 1000.0)
         self.epsilon.setValue(3.0)
         self.epsilon.setToolTip(TIPS["epsilon"])
-        self.delta = ScientificSpinBox(self)
+        self.delta = ScientificSpinBox(self, keep_typed=True)
         self.delta.setRange(0.0, 0.1)
         self.delta.setValue(1e-5)
         self.delta.setToolTip(TIPS["delta"])
+        self.budget_hint = QLabel(self)
+        self.budget_hint.setWordWrap(True)
+        self.budget_hint.setStyleSheet(REFUSED_STYLE)
+        self.budget_hint.hide()
         self.relation = QComboBox(self)
         for relation, text in (("add-remove", "add or remove one person"),
                                ("replace", "replace one person's record")):
@@ -153,6 +162,7 @@ class NewProjectDialog(QDialog):
         form.addRow(_tip_label("Project file", TIPS["path"], self), where)
         form.addRow(_tip_label("Budget ε per dataset", TIPS["epsilon"], self), self.epsilon)
         form.addRow(_tip_label("Budget δ per dataset", TIPS["delta"], self), self.delta)
+        form.addRow(self.budget_hint)
         form.addRow(_tip_label("Neighbours", TIPS["relation"], self), self.relation)
         note = QLabel("Each dataset gets this budget when its first release registers it; "
                       "every release is charged to it and recorded in the project.", self)
@@ -164,6 +174,8 @@ class NewProjectDialog(QDialog):
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         self.path_edit.textChanged.connect(self._update)
+        self.epsilon.valueChanged.connect(self._update)
+        self.delta.valueChanged.connect(self._update)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(note)
@@ -176,16 +188,36 @@ class NewProjectDialog(QDialog):
         if path:
             self.path_edit.setText(path)
 
+    def budget_problems(self) -> dict[str, str]:
+        """Which budget box holds a number the project would refuse, and why (its
+        sentence, the command line's)."""
+        problems: dict[str, str] = {}
+        eps, delta = (float(self.epsilon.typed_text()), float(self.delta.typed_text()))
+        for key, pair in (("epsilon", (eps, 0.0)), ("delta", (1.0, delta))):
+            try:
+                budget_amounts(*pair)
+            except ProjectError as exc:
+                problems[key] = str(exc)
+        return problems
+
     def _update(self) -> None:
+        problems = self.budget_problems()
+        for key, box in (("epsilon", self.epsilon), ("delta", self.delta)):
+            mark(box, problems.get(key), TIPS[key])
+        text = " ".join(f"{why}." for why in problems.values())
+        self.budget_hint.setText(text)
+        self.budget_hint.setVisible(bool(text))
         ok = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
-        ok.setEnabled(bool(self.path_edit.text().strip()))
+        ok.setEnabled(bool(self.path_edit.text().strip()) and not problems)
+        ok.setToolTip(text)
 
     def values(self) -> dict[str, Any]:
         """The chosen path (with the .dpstudio suffix), ε, δ and relation."""
         path = Path(self.path_edit.text().strip()).expanduser()
         if path.suffix.lower() != PROJECT_SUFFIX:
             path = path.with_name(path.name + PROJECT_SUFFIX)
-        return {"path": path, "epsilon": self.epsilon.value(), "delta": self.delta.value(),
+        return {"path": path, "epsilon": float(self.epsilon.typed_text()),
+                "delta": float(self.delta.typed_text()),
                 "relation": self.relation.currentData()}
 
 
@@ -227,7 +259,8 @@ class ReleaseDialog(QDialog):
         dataset = check.get("dataset") or Path(spec.dataset).name
         self.setWindowTitle(f"Release {QUERY_LABELS.get(spec.query.query, '').lower()} of "
                             f"{spec.query.column} — a real release")
-        self.banner = QLabel(f"<b>{REAL_RELEASE}</b> {REAL_RELEASE_MORE}", self)
+        self.banner = QLabel(f"<b style='font-size:12pt'>{REAL_RELEASE}</b><br>"
+                             f"{REAL_RELEASE_MORE}", self)
         self.banner.setTextFormat(Qt.TextFormat.RichText)
         self.banner.setWordWrap(True)
         self.banner.setStyleSheet(WARNING_STYLE)
@@ -288,8 +321,9 @@ class ReleaseDialog(QDialog):
             self.format_boxes[name] = box
         boxes.addStretch(1)
         outs.addRow(_tip_label("Tables", TIPS["formats"], out), boxes)
-        self.report_box = QCheckBox("Report (HTML and PDF)", out)
-        self.report_box.setChecked(bool(choices.get("report", spec.report)))
+        self.report_box = QCheckBox("Stakeholder report (HTML and PDF)", out)
+        # Ticked unless the analyst unticked it last time: a release is for stakeholders.
+        self.report_box.setChecked(bool(choices.get("report", True)))
         self.report_box.setToolTip(TIPS["report"])
         self.script_box = QCheckBox("Reproducible Python script", out)
         self.script_box.setChecked(bool(choices.get("script", spec.script)))

@@ -4,7 +4,9 @@ The rules are the analysis layer's capability table
 (:mod:`dpstudio.analysis.capabilities`): which trust models, queries and mechanisms a
 project releases, and under which neighbouring relations. This module only says them in
 the application's words (one line for the button's tooltip), after the things only the
-application knows: no project open, a job running, an edited ledger, nothing computed.
+application knows: no project open, a job running, an edited ledger, nothing computed,
+and last a release that does not fit in what the budget has left (said before the
+analyst clicks, not in a pop-up after: :class:`~dpstudio.ui.budget_figures.BudgetFigures`).
 """
 
 from __future__ import annotations
@@ -19,13 +21,18 @@ from dpstudio.analysis.capabilities import (
 )
 from dpstudio.analysis.request import AnalysisSpec
 from dpstudio.engine.queries import QuerySpec
+from dpstudio.ui.budget_figures import BudgetFigures
 from dpstudio.ui.result_panel import RELEASE_TOOLTIP
 from dpstudio.ui.texts import QUERY_LABELS, TRUST_MODELS
 
-__all__ = ["RELEASE_READY", "release_problem", "session_analysis"]
+__all__ = ["OVER_BUDGET_TEXT", "RELEASE_READY", "RELEASE_TEXT", "release_problem",
+           "session_analysis"]
 
 RELEASE_READY = ("Release this statistic for real: noise from the OS CSPRNG, charged to "
                  "the project's budget and recorded in its ledger (you confirm first).")
+#: The Release… button's text, and its text while the release does not fit the budget.
+RELEASE_TEXT = "Release…"
+OVER_BUDGET_TEXT = "Release… (over budget)"
 
 
 def session_analysis(session: Any) -> AnalysisSpec:
@@ -47,7 +54,7 @@ def session_analysis(session: Any) -> AnalysisSpec:
 
 
 def release_problem(session: Any, project: Any, record: Any, *, busy: str | None,
-                    tamper: list[str]) -> str | None:
+                    tamper: list[str], budget: BudgetFigures | None = None) -> str | None:
     """Why the session's analysis cannot be released now (one line), or None.
 
     Parameters
@@ -64,6 +71,9 @@ def release_problem(session: Any, project: Any, record: Any, *, busy: str | None
         ``"check"`` or ``"release"`` while that job runs.
     tamper : list of str
         What was changed in the project's ledger outside DP Studio.
+    budget : BudgetFigures, optional
+        The dataset's budget and this release's charge: a release that does not fit is
+        refused here, before the check (:meth:`BudgetFigures.shortfall`).
 
     Returns
     -------
@@ -105,4 +115,4 @@ def release_problem(session: Any, project: Any, record: Any, *, busy: str | None
     if release_relation(analysis) != relation:
         return (f"{name} is budgeted under the {relation} relation in {project.path.name}: "
                 "choose that neighbouring relation (Analysis panel) to release.")
-    return None
+    return budget.shortfall() if budget is not None else None

@@ -1,10 +1,12 @@
 """Result preview: one *simulated* release at the current settings beside the true value.
 
 A number is drawn as a point with its confidence interval and the true value as a
-vertical line; a histogram as grouped bars (noisy with intervals, true in grey); the
-discovered words of a heavy-hitters query as horizontal bars, most frequent on top, with
+vertical line; a histogram as grouped bars from zero (noisy with intervals, true in grey);
+the discovered words of a heavy-hitters query as horizontal bars, most frequent on top, with
 their intervals (true counts as grey diamonds) and listed above the plot. With
-"hide true values" on, nothing computed from the raw data is drawn or written. The
+"hide true values" on, nothing computed from the raw data is drawn or written. Where
+clamping to the declared bounds biases the release (the utility job measures it on the
+data), the interval says it covers the clamped statistic, not the true one. The
 "Release…" button makes a real release (with a project open; see
 :mod:`dpstudio.ui.project_controller`), which enables it and says why when it cannot.
 """
@@ -20,6 +22,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 
 from dpstudio.analysis.curves import Preview
 from dpstudio.ui.plots import foreground, linear_ticks, style_plot
+from dpstudio.ui.readout import clamping_warning_at
 from dpstudio.ui.style import MUTED
 from dpstudio.ui.texts import QUERY_LABELS, TRUST_MODELS
 from dpstudio.ui.utility_plot import trust_colour
@@ -90,7 +93,13 @@ class ResultPanel(QWidget):
         layout.addWidget(self.notes)
         layout.addLayout(buttons)
         self._plotted: dict = {}
+        self.clamping: dict | None = None
         self.clear_data("")
+        # Clamping is measured by the utility job: follow the analysis of the view holding
+        # this panel, if any.
+        analysis = getattr(parent, "analysis", None)
+        if analysis is not None and hasattr(analysis, "lines_ready"):
+            analysis.lines_ready.connect(self._lines_ready)
 
     # -- state ---------------------------------------------------------------------------
 
@@ -105,6 +114,7 @@ class ResultPanel(QWidget):
 
     def clear_data(self, message: str) -> None:
         self.preview = None
+        self.clamping = None
         self._plotted = {}
         self.plot.clear()
         self.plot.setTitle("")
@@ -114,6 +124,29 @@ class ResultPanel(QWidget):
         self.notes.setText("")
         self.draw_again.setEnabled(False)
         self.updated.emit()
+
+    def set_clamping(self, clamping: dict | None) -> None:
+        """Say (or stop saying) that the interval covers the clamped statistic.
+
+        Parameters
+        ----------
+        clamping : dict or None
+            The utility result's ``clamping`` (None when clamping is not material).
+        """
+        clamping = clamping or None
+        if clamping != self.clamping:
+            self.clamping = clamping
+            if self.preview is not None:
+                self.set_preview(self.preview, self.column)
+
+    def _lines_ready(self, result) -> None:
+        self.set_clamping(getattr(result, "clamping", None))
+
+    def _clamped_interval(self, p: Preview) -> bool:
+        """The interval covers the clamped statistic, and the analyst may be told so: true
+        values shown, this release clamped some values, and the bias is material."""
+        return (not self.hide_true and p.clamped > 0 and p.query in ("sum", "mean", "variance")
+                and bool(clamping_warning_at(self.clamping, p.epsilon)))
 
     def set_hide_true(self, hide: bool) -> None:
         self.hide_true = bool(hide)
@@ -148,7 +181,10 @@ class ResultPanel(QWidget):
             text = (f"{what} of <b>{html.escape(column)}</b>: "
                     f"<b>{_fmt(float(preview.value[0]))}</b>")
             if preview.ci_low is not None:
-                text += (f" &nbsp;({preview.confidence:.0%} interval "
+                # A biased release's interval covers the clamped statistic, not the truth.
+                of = (f" of the clamped {html.escape(preview.query)}"
+                      if self._clamped_interval(preview) else "")
+                text += (f" &nbsp;({preview.confidence:.0%} interval{of} "
                          f"{_fmt(float(preview.ci_low[0]))} – {_fmt(float(preview.ci_high[0]))})")
             if truth is not None:
                 err = float(preview.value[0] - truth[0])
@@ -233,7 +269,7 @@ class ResultPanel(QWidget):
         x = np.arange(n, dtype=float)
         width = 0.38 if truth is not None else 0.6
         shift = width / 2 if truth is not None else 0.0
-        noisy = pg.BarGraphItem(x=x - shift, height=p.value, width=width,
+        noisy = pg.BarGraphItem(x=x - shift, y0=0.0, height=p.value, width=width,
                                 brush=pg.mkBrush(colour), pen=pg.mkPen("w", width=0.5))
         self.plot.addItem(noisy)
         tops = [np.max(p.value)]
@@ -244,15 +280,20 @@ class ResultPanel(QWidget):
             self.plot.addItem(bars)
             tops.append(np.max(p.ci_high))
         if truth is not None:
-            self.plot.addItem(pg.BarGraphItem(x=x + shift, height=truth, width=width,
+            self.plot.addItem(pg.BarGraphItem(x=x + shift, y0=0.0, height=truth, width=width,
                                               brush=pg.mkBrush("#c9ced6"),
                                               pen=pg.mkPen(TRUE_COLOUR, width=0.8)))
             tops.append(np.max(truth))
         self._labels = labels
         self._fit_labels()
         item = self.plot.getPlotItem()
-        low = min(0.0, float(np.min(p.ci_low)) if p.ci_low is not None else 0.0)
+        # The axis starts at zero, where the bars do (an interval reaching below zero is
+        # cut there: a count is not negative); below only if a noisy count itself is.
+        low = min(0.0, float(np.min(p.value)) * 1.08)
         top = float(max(tops)) * 1.08 or 1.0
+        if low < 0:
+            self.plot.addItem(pg.InfiniteLine(0.0, angle=0, pen=pg.mkPen(foreground(),
+                                                                         width=1.0)))
         item.getAxis("left").setTicks(linear_ticks(low, top, 4))
         self.plot.setXRange(-0.6, n - 0.4, padding=0)
         self.plot.setYRange(low, top, padding=0)
@@ -290,7 +331,7 @@ class ResultPanel(QWidget):
         item.getAxis("left").setTicks([[(float(y[i]), _short(w, 14))
                                         for i, w in enumerate(words)], []])
         top = max(right) * 1.08 or 1.0
-        low = min(0.0, float(np.min(p.ci_low)) if p.ci_low is not None else 0.0)
+        low = min(0.0, float(np.min(p.value)) * 1.08)  # bars from zero, as the histogram's
         item.getAxis("bottom").setTicks(linear_ticks(low, top, 5))
         self.plot.setXRange(low, top, padding=0)
         self.plot.setYRange(-0.6, k - 0.4, padding=0)

@@ -30,7 +30,12 @@ _Index = QModelIndex | QPersistentModelIndex
 
 
 class BoundsEditor(QWidget):
-    """Two fields, lower – upper; ``done`` when Enter is pressed or focus leaves both."""
+    """Two fields, lower – upper; ``done`` when Enter is pressed or focus leaves both.
+
+    Tab in the lower field moves to the upper one (and Shift+Tab back): the table would
+    otherwise take the Tab, close the editor and leave the upper bound undeclared. Both
+    bounds may also be typed in one field ("18-65", "18–65", "18, 65").
+    """
 
     done = Signal()
 
@@ -42,6 +47,8 @@ class BoundsEditor(QWidget):
         self.upper = QLineEdit(self)
         self.lower.setPlaceholderText("lower")
         self.upper.setPlaceholderText("upper")
+        self.lower.setToolTip("Lower bound — Tab to the upper one, or type both: 18-65")
+        self.upper.setToolTip("Upper bound — Enter declares both")
         dash = QLabel("–", self)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -60,9 +67,24 @@ class BoundsEditor(QWidget):
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
         if event.type() == QEvent.Type.FocusOut:
             QTimer.singleShot(0, self._maybe_done)
-        elif event.type() == QEvent.Type.KeyPress and event.key() == Qt.Key.Key_Escape:
-            self.cancelled = True
+        elif event.type() == QEvent.Type.KeyPress:
+            key = event.key()
+            if key == Qt.Key.Key_Escape:
+                self.cancelled = True
+            elif obj is self.lower and key == Qt.Key.Key_Tab and not event.modifiers() & (
+                    Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier):
+                self._move_to(self.upper)
+                return True
+            elif obj is self.upper and (key == Qt.Key.Key_Backtab or (
+                    key == Qt.Key.Key_Tab
+                    and event.modifiers() & Qt.KeyboardModifier.ShiftModifier)):
+                self._move_to(self.lower)
+                return True
         return False
+
+    def _move_to(self, edit: QLineEdit) -> None:
+        edit.setFocus(Qt.FocusReason.TabFocusReason)
+        edit.selectAll()
 
     def _maybe_done(self) -> None:
         if not shiboken6.isValid(self):

@@ -8,16 +8,25 @@ answers the view only for the rows it paints (a 5,000-column file opens as fast 
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QFont, QUndoCommand
 
-from dpstudio.data.schema import ColumnType
-from dpstudio.ui.schema_parsing import Row, format_bound, format_categories, shown_bound
+from dpstudio.data.dataset import Dataset
+from dpstudio.data.schema import ColumnSpec, ColumnType, Schema, Source, sidecar_path
+from dpstudio.ui.schema_parsing import (
+    Row,
+    format_bound,
+    format_categories,
+    format_labels,
+    missing_text,
+    shown_bound,
+)
 from dpstudio.ui.style import current_palette
-from dpstudio.ui.table_model import elide_name, name_tooltip
+from dpstudio.ui.table_model import PHRASE_CHARS, elide_name, name_tooltip
 
 __all__ = [
     "COL_DOMAIN",
@@ -28,6 +37,8 @@ __all__ = [
     "UNDECLARED",
     "RowEdit",
     "SchemaModel",
+    "source_text",
+    "summary_text",
 ]
 
 HEADERS = ("Column", "Type", "Declared")
@@ -50,6 +61,23 @@ class SchemaModel(QAbstractTableModel):
         super().__init__(parent)
         self._rows: list[Row] = []
         self._editor = editor
+        self._saved: dict[str, ColumnSpec] = {}
+
+    def set_saved(self, saved: Schema | None) -> None:
+        """The declarations as the schema file holds them (what "saved" means)."""
+        self._saved = {spec.name: spec for spec in saved} if saved is not None else {}
+        if self._rows:
+            self.dataChanged.emit(self.index(0, 0),
+                                  self.index(len(self._rows) - 1, len(HEADERS) - 1))
+
+    def source(self, row: Row) -> Source:
+        """Where ``row``'s declaration comes from: guessed, declared by the analyst and not
+        saved, or as saved in the schema file."""
+        saved = self._saved.get(row.spec.name)
+        if saved is not None:  # in the file: as the file holds it, or changed since
+            return (Source.SAVED if saved == row.spec and not row.half_declared
+                    else Source.DECLARED)
+        return Source.DECLARED if row.explicit else Source.GUESSED
 
     @property
     def rows(self) -> list[Row]:
@@ -145,7 +173,9 @@ class SchemaModel(QAbstractTableModel):
                 return tint
             return None
         if role == Qt.ItemDataRole.FontRole:
-            guessed = column == COL_TYPE and not row.explicit
+            # Guessed: the type, and a domain the type implies (yes/no, 0/1 codes).
+            guessed = (column in (COL_TYPE, COL_DOMAIN)
+                       and self.source(row) is Source.GUESSED)
             pending = column == COL_DOMAIN and self._state(row) in ("undeclared", "half")
             if guessed or pending:
                 font = QFont()
@@ -188,7 +218,11 @@ class SchemaModel(QAbstractTableModel):
         if state == "undeclared":
             return UNDECLARED
         if spec.type is ColumnType.NUMERIC:
-            return f"{shown_bound(row.lower)} – {shown_bound(row.upper)}"
+            shown = f"{shown_bound(row.lower)} – {shown_bound(row.upper)}"
+            missing = missing_text(row)
+            return f"{shown} · {missing}" if missing else shown
+        if spec.labels:
+            return format_labels(spec.labels, spec.categories)
         return ", ".join(spec.categories)
 
     def _edit_value(self, row: Row, column: int) -> Any:
@@ -205,10 +239,11 @@ class SchemaModel(QAbstractTableModel):
         if column == COL_NAME:
             full = name_tooltip(spec.name)
             return f"{full}\n{spec.description}" if spec.description else full
+        source = self.source(row)
         if column == COL_TYPE:
-            if row.explicit:
-                return f"{spec.type.label} (declared)"
-            return f"{spec.type.label}: guessed from the data — confirm or change it"
+            if source is Source.GUESSED:
+                return f"{spec.type.label}: guessed from the data — confirm or change it"
+            return f"{spec.type.label} ({source.label})"
         state = self._state(row)
         if state == "na":
             return "Free text: not used by the mechanisms"
@@ -217,12 +252,20 @@ class SchemaModel(QAbstractTableModel):
             return f"No public {what} declared yet: double-click to declare them"
         if state == "half":
             missing = "upper" if row.upper is None else "lower"
-            return f"Declare the {missing} bound too: a numeric column needs both"
+            return (f"{missing.capitalize()} bound missing: a numeric column needs both "
+                    "(type both in one field, e.g. 18-65, or Tab to the other)")
+        where = f" ({source.label})"
+        if source is Source.GUESSED and spec.type is ColumnType.CATEGORICAL:
+            return (f"Guessed: the column holds codes {', '.join(spec.categories)}, shown as "
+                    "they are — confirm them, or name them with Label values…")
         if spec.type is ColumnType.CATEGORICAL:
-            return "Declared categories:\n" + "\n".join(spec.categories)
+            shown = [f"{c} = {spec.label_of(c)}" if spec.label_of(c) != c else c
+                     for c in spec.categories]
+            return f"Declared categories{where}:\n" + "\n".join(shown)
         if spec.type is ColumnType.BOOLEAN:
-            return "A yes/no column: its categories are always yes and no"
-        return f"Declared bounds {spec.domain_text()}: values outside are clipped"
+            return ("A yes/no column: its categories are always yes and no (1, true and y "
+                    f"are read as yes; 0, false and n as no){where}")
+        return f"Declared bounds {spec.domain_text()}{where}: values outside are clipped"
 
     def _foreground(self, row: Row, column: int) -> QColor | None:
         palette = current_palette()
@@ -230,9 +273,10 @@ class SchemaModel(QAbstractTableModel):
             state = self._state(row)
             if state in ("undeclared", "half"):
                 return QColor(palette.warning)
-            if state == "na" or row.spec.type is ColumnType.BOOLEAN:
+            if (state == "na" or row.spec.type is ColumnType.BOOLEAN
+                    or self.source(row) is Source.GUESSED):
                 return QColor(palette.muted)
-        if column == COL_TYPE and not row.explicit:
+        if column == COL_TYPE and self.source(row) is Source.GUESSED:
             return QColor(palette.muted)
         if column == COL_NAME and row.spec.type is ColumnType.TEXT:
             return QColor(palette.muted)
@@ -252,3 +296,71 @@ class RowEdit(QUndoCommand):
 
     def undo(self) -> None:
         self._apply(self._row, self._before)
+
+
+def source_text(row: Row, source: Source, file_name: str) -> str:
+    """Where a column's declaration comes from, as rich text for the line under the table.
+
+    Parameters
+    ----------
+    row : Row
+        The column's row.
+    source : Source
+        Its source (:meth:`SchemaModel.source`).
+    file_name : str
+        The schema file's name (``survey.csv.schema.json``).
+
+    Returns
+    -------
+    str
+        E.g. "<b>age</b>: declared by you, unsaved — Save declarations (Ctrl+S) writes it
+        to survey.csv.schema.json".
+    """
+    palette = current_palette()
+    shown = html.escape(elide_name(row.spec.name, PHRASE_CHARS))
+    file_name = html.escape(file_name)
+    if source is Source.GUESSED:
+        words = ("type guessed from the data (free text: nothing to declare)"
+                 if row.spec.type is ColumnType.TEXT else
+                 "guessed from the data — confirm the type or declare its domain")
+    elif source is Source.DECLARED:
+        words = (f"<span style='color:{palette.warning}'>{source.label}</span> — "
+                 f"Save declarations (Ctrl+S) writes it to {file_name}")
+    else:
+        words = f"{source.label} ({file_name})"
+    return f"<b>{shown}</b>: {words}"
+
+
+def summary_text(dataset: Dataset | None, rows: list[Row], dirty: bool) -> str:
+    """The panel's heading as rich text: the file, its rows, how many columns are still
+    undeclared, unsaved changes.
+
+    Parameters
+    ----------
+    dataset : Dataset or None
+    rows : list of Row
+        The table's rows.
+    dirty : bool
+        Whether there are unsaved changes.
+
+    Returns
+    -------
+    str
+    """
+    palette = current_palette()
+    if dataset is None:
+        return f"<span style='color:{palette.muted}'>No dataset open</span>"
+    usable = [r for r in rows if r.spec.type is not ColumnType.TEXT]
+    missing = len(usable) - sum(r.spec.is_declared for r in usable)
+    parts = [f"{dataset.n_rows:,} rows"]
+    if missing:
+        parts.append(f"<span style='color:{palette.warning}'>{missing:,} of "
+                     f"{len(usable):,} columns undeclared</span>")
+    else:
+        parts.append(f"all {len(usable):,} columns declared")
+    if dirty:
+        parts.append(f"<span style='color:{palette.warning}'>unsaved changes</span>")
+    elif dataset.declared is None and not any(r.explicit for r in rows):
+        parts.append(f"no {sidecar_path(dataset.path).name} yet")
+    return (f"<b>{dataset.name}</b><br><span style='color:{palette.muted}'>"
+            + " · ".join(parts) + "</span>")

@@ -6,7 +6,13 @@ its categories (comma-separated; quote a name with a comma). Every accepted edit
 one command on a :class:`QUndoStack` (Ctrl+Z / Ctrl+Shift+Z while the panel has focus);
 a refused one (reversed or non-finite bounds, a repeated category, …) leaves the schema
 as it was and says why in a line under the table. "Save declarations" (Ctrl+S) writes
-the sidecar ``<data>.schema.json`` atomically.
+the sidecar ``<data>.schema.json`` atomically. A line under the table says where the
+current column's declaration comes from (guessed / declared by you, unsaved / saved in
+the schema file); "Label values…" names a categorical column's codes (0 = no, 1 = yes),
+an explicit step: codes are never relabelled silently.
+
+Clicking a row (or moving to it with the keyboard) chooses that column:
+:attr:`SchemaPanel.column_chosen`.
 
 Bounds and categories are public facts the analyst declares; nothing here reads the
 data's values ("Help me choose bounds" shows guidance by the column's *name*). Each
@@ -20,18 +26,16 @@ hold a 100,000-character name) with the full name in the tooltip.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
-    QDialogButtonBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -46,9 +50,26 @@ from PySide6.QtWidgets import (
 
 from dpstudio.data.dataset import Dataset
 from dpstudio.data.errors import DataError, cap_message
-from dpstudio.data.schema import ColumnSpec, ColumnType, Schema, save_schema, sidecar_path
+from dpstudio.data.schema import (
+    ColumnSpec,
+    ColumnType,
+    Schema,
+    Source,
+    save_schema,
+    sidecar_path,
+)
+from dpstudio.ui.bounds_help import BoundsHelpDialog
 from dpstudio.ui.schema_delegate import BoundsEditor, SchemaDelegate
-from dpstudio.ui.schema_model import COL_DOMAIN, COL_NAME, COL_TYPE, HEADERS, RowEdit, SchemaModel
+from dpstudio.ui.schema_model import (
+    COL_DOMAIN,
+    COL_NAME,
+    COL_TYPE,
+    HEADERS,
+    RowEdit,
+    SchemaModel,
+    source_text,
+    summary_text,
+)
 from dpstudio.ui.schema_parsing import (
     BOUNDS_GUIDANCE,
     TYPE_LABELS,
@@ -57,10 +78,12 @@ from dpstudio.ui.schema_parsing import (
     describe_row,
     edit_row,
     format_bound,
+    missing_text,
     suggest_bounds,
 )
 from dpstudio.ui.style import current_palette
 from dpstudio.ui.table_model import PHRASE_CHARS, elide_name
+from dpstudio.ui.value_labels import ValueLabelsDialog
 
 # Callers and tests reach the table's pieces (its columns, rows and editors) through the
 # panel's module: some names below are re-exported from the modules that hold them.
@@ -75,32 +98,10 @@ __all__ = [
     "Row",
     "SchemaModel",
     "SchemaPanel",
+    "ValueLabelsDialog",
     "edit_row",
     "suggest_bounds",
 ]
-
-
-BOUNDS_HELP_HTML = (
-    "<p><b>Bounds are public facts you declare, never read from the data.</b> "
-    "The mechanisms clip every value into [lower, upper], and the noise they add grows "
-    "with upper − lower.</p>"
-    "<ul>"
-    "<li>Use the natural range of the measurement: ages 0–120, percentages 0–100, "
-    "proportions 0–1, hours per week 0–168, a questionnaire's answer scale.</li>"
-    "<li>For open-ended quantities (income, counts, durations) choose a cap from public "
-    "sources — published statistics, the questionnaire's answer boxes, regulations. "
-    "Values above it are clipped: a tighter cap means less noise but more bias.</li>"
-    "<li>Never look up the data's own minimum or maximum: they are themselves private "
-    "(the oldest person in the data is somebody).</li>"
-    "<li>Categories: list every possible answer from the codebook or questionnaire, "
-    "including ones nobody may have chosen.</li>"
-    "</ul>"
-)
-
-
-def _html_name(name: str) -> str:
-    """A column name for rich text: elided, and escaped (a name may hold ``<``)."""
-    return html.escape(elide_name(name, PHRASE_CHARS))
 
 
 #: Longest message shown under the table (characters).
@@ -115,54 +116,6 @@ def _short(text: str, name: str) -> str:
     return cap_message(text, MESSAGE_CHARS)
 
 
-class BoundsHelpDialog(QDialog):
-    """Guidance on choosing bounds; for a numeric column, maybe a range to use.
-
-    ``chosen`` is the ``(lower, upper)`` the analyst accepted with "Use these bounds",
-    else ``None``.
-    """
-
-    def __init__(self, spec: ColumnSpec | None, parent: Any = None) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("Choosing bounds")
-        self.chosen: tuple[float, float] | None = None
-        text = QLabel(BOUNDS_HELP_HTML, self)
-        text.setWordWrap(True)
-        text.setTextFormat(Qt.TextFormat.RichText)
-        layout = QVBoxLayout(self)
-        layout.addWidget(text)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
-        buttons.rejected.connect(self.reject)
-        self.suggestion = None
-        self.use_button = None
-        if spec is not None and spec.type is ColumnType.NUMERIC:
-            self.suggestion = suggest_bounds(spec.name)
-            if self.suggestion is not None:
-                lower, upper, reason = self.suggestion
-                note = QLabel(
-                    f"For <b>{_html_name(spec.name)}</b>: {reason}, so <b>{format_bound(lower)} – "
-                    f"{format_bound(upper)}</b> is a public choice (from the column's name, "
-                    "not its values). Check it against your codebook.", self)
-                note.setWordWrap(True)
-                layout.addWidget(note)
-                self.use_button = buttons.addButton(
-                    f"Use {format_bound(lower)} – {format_bound(upper)}",
-                    QDialogButtonBox.ButtonRole.AcceptRole)
-                self.use_button.clicked.connect(self._use)
-            else:
-                note = QLabel(f"No standard range is known for <b>{_html_name(spec.name)}</b>: "
-                              "choose one from its codebook or public statistics.", self)
-                note.setWordWrap(True)
-                layout.addWidget(note)
-        layout.addWidget(buttons)
-        self.setMinimumWidth(520)
-
-    def _use(self) -> None:
-        assert self.suggestion is not None
-        self.chosen = (self.suggestion[0], self.suggestion[1])
-        self.accept()
-
-
 # --- the panel -----------------------------------------------------------------------------
 
 
@@ -170,11 +123,14 @@ class SchemaPanel(QWidget):
     """Declare each column's type and public domain; undo, redo, save to the sidecar.
 
     Signals: ``schema_changed(Schema)`` after every change (edits, undo, redo, a new
-    dataset); ``saved(Path)`` after the sidecar is written.
+    dataset, a save: the schema's sources change); ``saved(Path)`` after the sidecar is
+    written; ``column_chosen(str)`` when the analyst clicks a row (the current one too)
+    or moves to one with the keyboard.
     """
 
     schema_changed = Signal(object)
     saved = Signal(object)
+    column_chosen = Signal(str)
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -212,12 +168,24 @@ class SchemaPanel(QWidget):
         header.setSectionResizeMode(COL_TYPE, QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
         self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         self.table.selectionModel().currentChanged.connect(lambda *_: self._update_buttons())
+        self.table.selectionModel().currentRowChanged.connect(self._row_changed)
+        # A click on the row that is already current changes nothing in the selection
+        # model: the press is watched to choose that column again (see _pressed).
+        self._press_on_current = False
+        self.table.viewport().installEventFilter(self)
+        self.table.pressed.connect(self._pressed)
 
         self.message = QLabel(self)
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.message.hide()
+
+        self.source_line = QLabel(self)
+        self.source_line.setWordWrap(True)
+        self.source_line.setTextFormat(Qt.TextFormat.RichText)
+        self.source_line.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
 
         # Actions: undo/redo/save work while focus is anywhere inside the panel.
         self.undo_action = self.undo_stack.createUndoAction(self, "Undo")
@@ -253,6 +221,25 @@ class SchemaPanel(QWidget):
                                     "the data)")
         self.help_button.setAutoRaise(True)
         self.help_button.clicked.connect(self.show_bounds_help)
+        self.help_action = QAction("Help Me Choose Bounds…", self)
+        self.help_action.triggered.connect(lambda _checked=False: self.show_bounds_help())
+        self.labels_action = QAction("Label Values…", self)
+        self.labels_action.setShortcut(QKeySequence("Ctrl+L"))
+        self.labels_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.labels_action.setStatusTip("Name the current column's codes (0 = no, 1 = yes); "
+                                        "the data keeps its codes")
+        self.labels_action.triggered.connect(lambda _checked=False: self.label_values())
+        self.addAction(self.labels_action)
+        self.table.addActions([self.labels_action, self.help_action])  # its context menu
+        # One place in the row of buttons, shared with the bounds help (a narrow dock):
+        # "Label values" for a categorical column with categories, else the help.
+        self.labels_button = QToolButton(self)
+        self.labels_action.setIconText("Label values…")  # the button's text
+        self.labels_button.setDefaultAction(self.labels_action)
+        self.labels_button.setToolTip("Name a categorical column's codes from its codebook, "
+                                      "e.g. 0 = no, 1 = yes (Ctrl+L)")
+        self.labels_button.setAutoRaise(True)
+        self._labels_dialog: ValueLabelsDialog | None = None
         self.undo_stack.cleanChanged.connect(lambda _clean: self._update_summary())
         self.undo_stack.indexChanged.connect(lambda _i: self._update_buttons())
 
@@ -262,13 +249,15 @@ class SchemaPanel(QWidget):
         for button in (self.undo_button, self.redo_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
+        buttons.addWidget(self.labels_button)
         buttons.addWidget(self.help_button)
         buttons.addWidget(self.save_button)
 
         self.legend = QLabel(
             "Bounds and categories are public declarations, never read from the data. "
             "<i>Italic</i> types are guessed; <i>undeclared</i> cells need a value before "
-            "a mechanism can use the column. Double-click a cell to edit it.",
+            "a mechanism can use the column. Double-click a cell to edit it; type both "
+            "bounds as 18-65 or Tab between them.",
             self,
         )
         self.legend.setWordWrap(True)
@@ -283,6 +272,7 @@ class SchemaPanel(QWidget):
         layout.addWidget(self.summary)
         layout.addLayout(buttons)
         layout.addWidget(self.table, 1)
+        layout.addWidget(self.source_line)
         layout.addWidget(self.message)
         layout.addWidget(self.legend)
         self._restyle()
@@ -308,6 +298,45 @@ class SchemaPanel(QWidget):
         if event.type() == event.Type.PaletteChange:
             self._restyle()
 
+    # -- choosing a column ----------------------------------------------------------------
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if obj is self.table.viewport() and event.type() == QEvent.Type.MouseButtonPress:
+            current = self.table.currentIndex()
+            pressed = self.table.indexAt(event.position().toPoint())
+            self._press_on_current = (current.isValid() and pressed.isValid()
+                                      and pressed.row() == current.row())
+        return super().eventFilter(obj, event)
+
+    def _pressed(self, index: QModelIndex) -> None:
+        """A click on a row: that column is chosen, even if the row was already current
+        (the analysis column may have been changed elsewhere since)."""
+        if not self._press_on_current or not index.isValid():
+            return  # a new current row: _row_changed has chosen it
+        self._press_on_current = False
+        self.column_chosen.emit(self.model.row_at(index.row()).spec.name)
+
+    def _row_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
+        self._update_source_line()
+        if current is not previous and current.isValid() and \
+                0 <= current.row() < self.model.rowCount() and (
+                not previous.isValid() or previous.row() != current.row()):
+            self.column_chosen.emit(self.model.row_at(current.row()).spec.name)
+
+    def show_column(self, name: str) -> None:
+        """Make ``name`` the current row (e.g. when the analysis column changes elsewhere),
+        keeping the current table column; nothing if it is current or unknown."""
+        try:
+            i = self.model.row_of(name)
+        except KeyError:
+            return
+        current = self.table.currentIndex()
+        if current.isValid() and current.row() == i:
+            return
+        column = current.column() if current.isValid() else COL_NAME
+        self.table.setCurrentIndex(self.model.index(i, column))
+        self.table.scrollTo(self.model.index(i, column))
+
     # -- state --------------------------------------------------------------------------------
 
     @property
@@ -319,6 +348,8 @@ class SchemaPanel(QWidget):
         self._dataset = dataset
         self.undo_stack.clear()
         self.message.hide()
+        self._close_labels_dialog()
+        self.model.set_saved(dataset.declared if dataset is not None else None)
         if dataset is None:
             self._description = ""
             self.model.set_rows([])
@@ -331,13 +362,22 @@ class SchemaPanel(QWidget):
         self._fit_columns()
         self._update_summary()
         self._update_buttons()
+        self._update_source_line()
         self.schema_changed.emit(self.schema())
 
     def schema(self) -> Schema | None:
         """The schema as currently declared (``None`` without a dataset)."""
         if self._dataset is None:
             return None
-        return Schema(tuple(row.spec for row in self.model.rows), description=self._description)
+        rows = self.model.rows
+        return Schema(tuple(row.spec for row in rows), description=self._description,
+                      sources={row.spec.name: self.model.source(row) for row in rows},
+                      pending={row.spec.name: text for row in rows
+                               if (text := missing_text(row)) is not None})
+
+    def source(self, name: str) -> Source:
+        """Where column ``name``'s declaration comes from, as the panel shows it."""
+        return self.model.source(self.row(name))
 
     def is_dirty(self) -> bool:
         """Whether there are changes not yet saved to the sidecar."""
@@ -402,6 +442,7 @@ class SchemaPanel(QWidget):
         self.model.set_row(i, row)
         self._update_summary()
         self._update_buttons()
+        self._update_source_line()
         self.schema_changed.emit(self.schema())
 
     def _show_message(self, text: str, *, error: bool = True) -> None:
@@ -439,10 +480,13 @@ class SchemaPanel(QWidget):
         if not all(row.explicit for row in rows):  # saved types are declared, not guessed
             self.model.replace_rows([row if row.explicit else replace(row, explicit=True)
                                      for row in rows])
+        self.model.set_saved(schema)
         self.undo_stack.setClean()
         self._show_message(f"Saved to {path.name}.", error=False)
         self._update_summary()
+        self._update_source_line()
         self.saved.emit(path)
+        self.schema_changed.emit(self.schema())  # every column's source is now "saved"
         return True
 
     # -- help ---------------------------------------------------------------------------------
@@ -452,6 +496,29 @@ class SchemaPanel(QWidget):
         if not index.isValid():
             return None
         return self.model.row_at(index.row()).spec.name
+
+    def label_values(self) -> ValueLabelsDialog | None:
+        """Open "Label values" for the current column (categorical, with categories); the
+        labels typed there are applied, when accepted, as one undoable edit."""
+        name = self.current_column()
+        if name is None or not self._can_label(self.row(name)):
+            return None
+        self._close_labels_dialog()
+        dialog = ValueLabelsDialog(self.row(name).spec, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.accepted.connect(lambda: self.edit(name, "labels", dialog.labels()))
+        self._labels_dialog = dialog
+        dialog.open()  # window-modal, and the UI thread does not wait on it
+        return dialog
+
+    def _close_labels_dialog(self) -> None:
+        dialog, self._labels_dialog = self._labels_dialog, None
+        if dialog is not None and shiboken6.isValid(dialog):
+            dialog.reject()
+
+    @staticmethod
+    def _can_label(row: Row) -> bool:
+        return row.spec.type is ColumnType.CATEGORICAL and bool(row.spec.categories)
 
     def show_bounds_help(self) -> BoundsHelpDialog:
         """Open the guidance; a range accepted there is applied as one undoable edit."""
@@ -483,33 +550,30 @@ class SchemaPanel(QWidget):
         has = self._dataset is not None
         self.save_action.setEnabled(has)
         self.help_button.setEnabled(has)
+        self.help_action.setEnabled(has)
+        name = self.current_column() if has else None
+        can_label = name is not None and self._can_label(self.row(name))
+        self.labels_action.setEnabled(can_label)
+        self.labels_button.setVisible(can_label)
+        self.help_button.setVisible(not can_label)
+
+    def _update_source_line(self) -> None:
+        """Where the current column's declaration comes from, in words, under the table."""
+        name = self.current_column() if self._dataset is not None else None
+        if name is None:
+            self.source_line.clear()
+            self.source_line.hide()
+            return
+        file_name = sidecar_path(self._dataset.path).name
+        self.source_line.setText(source_text(self.row(name), self.model.source(self.row(name)),
+                                             file_name))
+        self.source_line.setStyleSheet(f"color: {current_palette().muted};")
+        self.source_line.show()
 
     def _update_summary(self) -> None:
-        palette = current_palette()
         dataset = self._dataset
-        if dataset is None:
-            self.summary.setText(f"<span style='color:{palette.muted}'>No dataset open</span>")
-            self.summary.setToolTip("")
-            return
-        rows = self.model.rows
-        usable = [r for r in rows if r.spec.type is not ColumnType.TEXT]
-        declared = sum(r.spec.is_declared for r in usable)
-        missing = len(usable) - declared
-        parts = [f"{dataset.n_rows:,} rows"]
-        if missing:
-            parts.append(f"<span style='color:{palette.warning}'>{missing:,} of "
-                         f"{len(usable):,} columns undeclared</span>")
-        else:
-            parts.append(f"all {len(usable):,} columns declared")
-        if self.is_dirty():
-            parts.append(f"<span style='color:{palette.warning}'>unsaved changes</span>")
-        elif dataset.declared is None and not any(r.explicit for r in rows):
-            parts.append(f"no {sidecar_path(dataset.path).name} yet")
-        self.summary.setText(
-            f"<b>{dataset.name}</b><br><span style='color:{palette.muted}'>"
-            + " · ".join(parts) + "</span>"
-        )
-        self.summary.setToolTip(str(dataset.path))
+        self.summary.setText(summary_text(dataset, self.model.rows, self.is_dirty()))
+        self.summary.setToolTip(str(dataset.path) if dataset is not None else "")
 
     def _fit_columns(self) -> None:
         header = self.table.horizontalHeader()

@@ -28,8 +28,11 @@ __all__ = [
     "edit_row",
     "format_bound",
     "format_categories",
+    "format_labels",
+    "missing_text",
     "parse_bound",
     "parse_categories",
+    "parse_range",
     "shown_bound",
     "suggest_bounds",
 ]
@@ -73,6 +76,23 @@ class Row:
         )
 
 
+def missing_text(row: Row) -> str | None:
+    """What a half-declared column still lacks: "upper bound missing" (or lower).
+
+    Parameters
+    ----------
+    row : Row
+
+    Returns
+    -------
+    str or None
+        None unless exactly one bound is declared.
+    """
+    if not row.half_declared:
+        return None
+    return "upper bound missing" if row.upper is None else "lower bound missing"
+
+
 def parse_bound(text: str, column: str, which: str) -> float | None:
     """A bound typed by the analyst: a finite number, or ``None`` for an empty cell.
 
@@ -107,6 +127,48 @@ def parse_bound(text: str, column: str, which: str) -> float | None:
     if not math.isfinite(value):
         raise DataError(f"column '{column}': the {which} bound must be finite, not {text}")
     return value
+
+
+#: What may stand between two bounds typed in one field: "18-65", "18–65", "18, 65", …
+_RANGE_SEPARATORS = re.compile(r"\s*(?:–|—|-|\u2212|\bto\b|\.\.|;|,)\s*")
+
+
+def parse_range(text: str, column: str) -> tuple[float, float] | None:
+    """Both bounds typed in one field ("18-65", "18–65", "18 to 65", "18, 65").
+
+    Parameters
+    ----------
+    text : str
+        As typed; a single number ("1,000", "-5") is not a range.
+    column : str
+        The column's name (as shown), for the message.
+
+    Returns
+    -------
+    (float, float) or None
+        ``(lower, upper)``, or None if ``text`` is one number, empty, or no split of it
+        reads as two numbers.
+    """
+    text = str(text).strip()
+    if not text:
+        return None
+    try:
+        parse_bound(text, column, "lower")
+        return None  # one number ("1,000" is a thousand, not a range)
+    except DataError:
+        pass
+    found = set()
+    # Every separator is a candidate: "1,000-2,000" and "-10 - -5" split only one way.
+    for match in _RANGE_SEPARATORS.finditer(text):
+        left, right = text[:match.start()], text[match.end():]
+        try:
+            lower = parse_bound(left, column, "lower")
+            upper = parse_bound(right, column, "upper")
+        except DataError:
+            continue
+        if lower is not None and upper is not None:
+            found.add((lower, upper))
+    return found.pop() if len(found) == 1 else None
 
 
 def parse_categories(text: str) -> tuple[str, ...]:
@@ -144,6 +206,24 @@ def format_categories(categories: tuple[str, ...]) -> str:
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="").writerow(categories)
     return buffer.getvalue().replace(",", ", ").replace('", "', '", "')
+
+
+def format_labels(labels: tuple[tuple[str, str], ...], categories: tuple[str, ...]) -> str:
+    """Categories with their value labels, for reading: "0 = no, 1 = yes".
+
+    Parameters
+    ----------
+    labels : tuple of (str, str)
+        ``(category, label)`` pairs.
+    categories : tuple of str
+        All declared categories, in order (unlabelled ones shown as they are).
+
+    Returns
+    -------
+    str
+    """
+    named = dict(labels)
+    return ", ".join(f"{c} = {named[c]}" if c in named else c for c in categories)
 
 
 def format_bound(value: float | None) -> str:
@@ -186,8 +266,9 @@ def edit_row(row: Row, field_name: str, value: Any) -> Row | None:
     row : Row
         Never modified.
     field_name : str
-        ``"type"``, ``"lower"``, ``"upper"``, ``"bounds"`` (value: both texts) or
-        ``"categories"``.
+        ``"type"``, ``"lower"``, ``"upper"``, ``"bounds"`` (value: both texts; both
+        bounds may be typed in one of them, "18-65"), ``"categories"`` or ``"labels"``
+        (value: a mapping of category to label; an empty label removes one).
     value : object
         As typed (a type's label or a :class:`ColumnType`, a bound's text, …).
 
@@ -222,8 +303,13 @@ def edit_row(row: Row, field_name: str, value: Any) -> Row | None:
                             f"not {spec.type.label}")
         if field_name == "bounds":  # both at once: (lower text, upper text)
             lower_text, upper_text = value
-            lower = parse_bound(lower_text, shown, "lower")
-            upper = parse_bound(upper_text, shown, "upper")
+            both = (parse_range(lower_text, shown) if not str(upper_text).strip() else
+                    parse_range(upper_text, shown) if not str(lower_text).strip() else None)
+            if both is not None:  # "18-65" typed in one field
+                lower, upper = both
+            else:
+                lower = parse_bound(lower_text, shown, "lower")
+                upper = parse_bound(upper_text, shown, "upper")
         else:
             new = parse_bound(value, shown, field_name)
             lower = new if field_name == "lower" else row.lower
@@ -243,8 +329,17 @@ def edit_row(row: Row, field_name: str, value: Any) -> Row | None:
         categories = parse_categories(value)
         if categories == spec.categories:
             return None
-        new_spec = ColumnSpec(name, spec.type, categories=categories,
+        kept = tuple((c, label) for c, label in spec.labels if c in categories)
+        new_spec = ColumnSpec(name, spec.type, categories=categories, labels=kept,
                               description=spec.description)  # raises on repeats
+        return replace(row, spec=new_spec, explicit=True)
+
+    if field_name == "labels":
+        if spec.type is not ColumnType.CATEGORICAL or not spec.categories:
+            raise DataError(f"column '{shown}': declare its categories before labelling them")
+        new_spec = replace(spec, labels=tuple(dict(value).items()))  # raises if ambiguous
+        if new_spec.labels == spec.labels:
+            return None
         return replace(row, spec=new_spec, explicit=True)
 
     raise ValueError(f"unknown field {field_name!r}")
@@ -275,6 +370,8 @@ def describe_row(row: Row) -> str:
     if spec.type is ColumnType.NUMERIC:
         return f"bounds {spec.domain_text()}" if spec.bounds else "no bounds"
     if spec.type is ColumnType.CATEGORICAL:
+        if spec.labels:
+            return f"categories {format_labels(spec.labels, spec.categories)}"
         return f"categories {spec.domain_text()}" if spec.categories else "no categories"
     return spec.type.label
 
@@ -347,4 +444,6 @@ def command_text(before: Row, field_name: str, value: Any) -> str:
         text = str(value).strip()
         return f"Set {field_name} bound of '{name}' to {text}" if text else (
             f"Clear {field_name} bound of '{name}'")
+    if field_name == "labels":
+        return f"Label values of '{name}'"
     return f"Set categories of '{name}'"

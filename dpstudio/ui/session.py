@@ -9,7 +9,8 @@ snapshot (:class:`~dpstudio.analysis.choices.Choices`) for the jobs that
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+import weakref
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,8 @@ from dpstudio.engine.registry import MechanismInfo
 # ``dpstudio.ui.session.Analysis``: the class that runs a session's jobs is importable
 # from the session's module (it is defined in analysis_jobs).
 from dpstudio.ui.analysis_jobs import Analysis
+from dpstudio.ui.budget_figures import ProjectBudget
+from dpstudio.ui.session_inputs import TypedNumbers
 from dpstudio.ui.table_model import PHRASE_CHARS, elide_name
 from dpstudio.ui.texts import TRUST_MODELS
 
@@ -57,43 +60,22 @@ EPS_RANGE = EPSILON.shown_range
 DELTA_RANGE = DELTA.shown_range
 
 
-@dataclass(frozen=True)
-class ProjectBudget:
-    """The open project's budget for the session's dataset (plain floats, for display).
-
-    ``registered`` is False when the dataset has no release yet: its first release
-    registers it with these totals (the project's defaults).
-    """
-
-    project: str
-    dataset: str
-    total_epsilon: float
-    total_delta: float
-    spent_epsilon: float = 0.0
-    spent_delta: float = 0.0
-    releases: int = 0
-    registered: bool = False
-    accountant: str = "basic"
-
-    @property
-    def remaining_epsilon(self) -> float:
-        return self.total_epsilon - self.spent_epsilon
-
-    @property
-    def remaining_delta(self) -> float:
-        return self.total_delta - self.spent_delta
-
-
 def _column_kind(spec: ColumnSpec) -> str:
     """'numeric', 'categorical', 'boolean' or 'text' (text: local heavy hitters only)."""
     return spec.type.value
 
 
-class Session(QObject):
+class Session(QObject, TypedNumbers):
     """The analyst's choices for one dataset; emits :attr:`changed` with the aspect name.
 
     Aspects: dataset, column, trust_model, query, query_params, mechanism, params, epsilon,
-    delta, relation, confidence, compositions, metric, hide_true, budget, missing.
+    delta, relation, confidence, compositions, metric, hide_true, budget, missing, input.
+
+    ``refused`` holds the numbers typed that cannot be used, as typed, with the engine's
+    sentence saying why (keys ``"epsilon"``, ``"delta"``, ``"params.NAME"``,
+    ``"query_params.NAME"``): the last valid value stays in force but nothing is computed
+    or released until a valid one replaces it (:meth:`problem`). Aspect ``input``: a
+    refusal came or went.
 
     ``project_budget`` is the open project's budget for this dataset (None: no project, or
     a project without a default budget for an unregistered dataset — then the session's
@@ -131,6 +113,7 @@ class Session(QObject):
         #: the constant as typed ("" = the middle of the declared bounds).
         self.missing = "drop"
         self.impute_text = ""
+        self.refused: dict[str, tuple[str, str]] = {}
 
     # -- dataset and column ----------------------------------------------------------
 
@@ -140,6 +123,7 @@ class Session(QObject):
         self.column = self.spec = self.values = None
         self.value_types = ()
         self.column_problem = None
+        self._forget("params.", "query_params.")
         if dataset is not None:
             column = self.default_column()
             if column is not None:
@@ -160,7 +144,8 @@ class Session(QObject):
         """Restore remembered choices, skipping any the current data no longer allows."""
         setters = (("column", self.set_column), ("trust_model", self.set_trust_model),
                    ("query", self.set_query), ("mechanism", self.set_mechanism),
-                   ("epsilon", self.set_epsilon), ("delta", self.set_delta),
+                   # Exactly as remembered (ε = 0.005 typed stays 0.005 next time).
+                   ("epsilon", self.use_epsilon), ("delta", self.use_delta),
                    ("relation", self.set_relation), ("confidence", self.set_confidence),
                    ("compositions", self.set_compositions), ("metric", self.set_metric))
         for name, setter in setters:
@@ -195,6 +180,7 @@ class Session(QObject):
         if self.dataset is None or name == self.column:
             return
         self.impute_text = ""  # a constant declared for another column's bounds
+        self._forget("query_params.")
         self._load_column(name)
         self._settle(prefer_query=None)
         self.changed.emit("column")
@@ -245,8 +231,15 @@ class Session(QObject):
             self.values, self.value_types = None, ()
             self.column_problem = str(exc)
             return
+        if kind in ("categorical", "boolean"):
+            # Read-only: the engine then encodes its categories once, in the first job that
+            # needs them, and every later job of this column reuses the codes.
+            self.values.flags.writeable = False
         self.value_types = registry_value_types(kind, self.values)
-        if kind == "numeric" and spec.bounds is None:
+        missing = self.schema.missing(name)
+        if missing:  # declared in part: say exactly what is missing, once
+            self.column_problem = f"{shown}: {missing}"
+        elif kind == "numeric" and spec.bounds is None:
             self.column_problem = (f"declare public bounds for '{shown}' (Columns panel or "
                                    "schema file): sensitivity comes from them, never from "
                                    "the data")
@@ -311,14 +304,27 @@ class Session(QObject):
             self.impute_text = text
             self.changed.emit("missing")
 
+    #: (a weak reference to the column read, its n): :attr:`n` counted once per column.
+    _n_of: tuple[weakref.ref, int] | None = None
+
     @property
     def n(self) -> int:
-        if self.values is None:
-            return 0
+        """Non-missing values in the column, counted once per column read (the views ask
+        for it on every redraw)."""
         v = self.values
+        if v is None:
+            return 0
+        known = self._n_of
+        # Keyed by the array itself (a new column, dataset or declaration reads a new one);
+        # a weak reference, so a column no longer shown is not kept alive for this.
+        if known is not None and known[0]() is v:
+            return known[1]
         if v.dtype.kind == "f":
-            return int(np.count_nonzero(np.isfinite(v)))
-        return int(np.count_nonzero(np.not_equal(v, None)))
+            n = int(np.count_nonzero(np.isfinite(v)))
+        else:
+            n = int(np.count_nonzero(np.not_equal(v, None)))
+        self._n_of = (weakref.ref(v), n)
+        return n
 
     # -- what is offered ---------------------------------------------------------------
 
@@ -379,6 +385,8 @@ class Session(QObject):
         wanted = prefer_query or self.query
         if wanted not in queries:
             wanted = queries[0] if queries else self.queries()[0]
+        if wanted != self.query:
+            self._forget("query_params.")
         self.query = wanted
         names = [m.name for m in self.mechanisms()]
         if self.mechanism not in names:
@@ -389,6 +397,7 @@ class Session(QObject):
     def _set_mechanism_quiet(self, name: str) -> None:
         self.mechanism = name
         self.params = {}
+        self._forget("params.")  # the form is rebuilt for the new mechanism's parameters
         if name:
             info = next(i for i in self.mechanisms() if i.name == name)
             self.params = {p.name: p.default for p in info.params
@@ -403,6 +412,7 @@ class Session(QObject):
         queries = [q for q in self.queries() if self.query_available(q)]
         if self.query not in queries and queries:
             self.query = queries[0]
+            self._forget("query_params.")
         names = [m.name for m in self.mechanisms()]
         self._set_mechanism_quiet(names[0] if names else "")
         if self.metric not in self.metrics():
@@ -413,6 +423,7 @@ class Session(QObject):
         if query == self.query or query not in self.queries():
             return
         self.query = query
+        self._forget("query_params.")
         names = [m.name for m in self.mechanisms()]
         if self.mechanism not in names:
             self._set_mechanism_quiet(names[0] if names else "")
@@ -427,40 +438,54 @@ class Session(QObject):
         self.changed.emit("mechanism")
 
     def set_param(self, name: str, value: Any) -> None:
-        if self.params.get(name) == value:
+        cleared = self._accept(f"params.{name}")
+        if self.params.get(name) == value and not cleared:
             return
         self.params[name] = value
         self.changed.emit("params")
 
     def set_query_param(self, name: str, value: Any) -> None:
-        if self.query_params.get(name) == value:
+        cleared = self._accept(f"query_params.{name}")
+        if self.query_params.get(name) == value and not cleared:
             return
         self.query_params[name] = value
         self._settle(prefer_query=self.query)
         self.changed.emit("query_params")
 
     def set_epsilon(self, epsilon: float) -> None:
-        eps = float(min(max(float(epsilon), EPS_RANGE[0]), EPS_RANGE[1]))
+        """ε from the slider or a program, within the slider's range (clamped to it)."""
+        self._put_epsilon(float(min(max(float(epsilon), EPS_RANGE[0]), EPS_RANGE[1])))
+
+    def _put_epsilon(self, eps: float) -> None:
+        cleared = self._accept("epsilon")
         if math.isclose(eps, self.epsilon, rel_tol=1e-12):
+            if cleared:
+                self.changed.emit("input")
             return
         self.epsilon = eps
         self.epsilon_changed.emit(eps)
-        self.changed.emit("epsilon")
+        # A refusal gone: everything that showed it refreshes, not only the ε hot path.
+        self.changed.emit("input" if cleared else "epsilon")
 
     def set_delta(self, delta: float) -> None:
-        d = float(min(max(float(delta), DELTA_RANGE[0]), DELTA_RANGE[1]))
+        """δ from a program, within the δ box's range (clamped to it)."""
+        self._put_delta(float(min(max(float(delta), DELTA_RANGE[0]), DELTA_RANGE[1])))
+
+    def _put_delta(self, d: float) -> None:
+        cleared = self._accept("delta")
         if math.isclose(d, self.delta, rel_tol=1e-12):
+            if cleared:
+                self.changed.emit("input")
             return
         self.delta = d
         self.changed.emit("delta")
+        if cleared:
+            self.changed.emit("input")
 
     def set_budget(self, epsilon: float, delta: float | None = None) -> None:
         """Set this release's ε (and δ) at once, e.g. from the sensitivity questionnaire."""
         if delta is not None:
-            d = float(min(max(float(delta), DELTA_RANGE[0]), DELTA_RANGE[1]))
-            if not math.isclose(d, self.delta, rel_tol=1e-12):
-                self.delta = d
-                self.changed.emit("delta")
+            self.set_delta(delta)
         self.set_epsilon(epsilon)
 
     def set_total_budget(self, epsilon: float, delta: float) -> None:
@@ -513,7 +538,7 @@ class Session(QObject):
         if not self.mechanism:
             return (f"No {TRUST_MODELS[self.trust_model]['label'].lower()}-model mechanism "
                     f"answers a {self.query} of this column yet")
-        return self.missing_problem()
+        return self.input_problem() or self.missing_problem()
 
     def settings(self) -> Choices | None:
         """A hashable snapshot for the jobs, or None when nothing can be computed."""
@@ -536,3 +561,4 @@ class Session(QObject):
             impute=self.impute_value() if (self.missing_applies
                                            and self.missing == "impute") else None,
         )
+

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from dpstudio.analysis.capabilities import capability, releasable, release_query
 from dpstudio.analysis.request import AnalysisSpec
+from dpstudio.engine.errors import ParameterError
 from dpstudio.project import DatasetRecord, Project, ReleaseSpec, SpecError, load_spec, save_spec
 
 __all__ = ["SPEC_FILTER", "SpecActions"]
@@ -91,7 +92,7 @@ class SpecActions:
                 budget = (None, None)
         return ReleaseSpec(
             dataset=str(s.dataset.path.resolve()), query=query, trust_model=s.trust_model,
-            formats=formats or ("csv", "json"), report=bool(choices.get("report", False)),
+            formats=formats or ("csv", "json"), report=bool(choices.get("report", True)),
             script=bool(choices.get("script", False)), budget_epsilon=budget[0],
             budget_delta=budget[1], accountant=accountant,
             header=bool(s.dataset.frame.attrs.get("header", True)))
@@ -246,10 +247,14 @@ class SpecActions:
             if "missing" in row.options:
                 s.set_missing(q.missing, q.impute)  # drop / impute with the declared value
             s.set_confidence(q.confidence)
-            s.set_budget(q.epsilon, q.delta if q.delta > 0 else None)
-            if abs(s.epsilon - q.epsilon) > 1e-12 * max(q.epsilon, 1.0):
-                problems.append(f"ε = {q.epsilon:g} is outside the slider's range "
-                                f"(ε = {s.epsilon:g} set)")
+            # Exactly the spec's ε and δ, beyond the slider's range too (never the nearest
+            # end of it): the spec's checks are the engine's, so they are valid.
+            try:
+                if q.delta > 0:
+                    s.use_delta(q.delta)
+                s.use_epsilon(q.epsilon)
+            except ParameterError as exc:
+                problems.append(str(exc))
         if spec.fingerprint and s.dataset is not None and s.dataset.sha256 != spec.fingerprint:
             problems.append(f"{s.dataset.name} is not the file the spec names (its SHA-256 "
                             "differs): dpstudio release would refuse this spec")

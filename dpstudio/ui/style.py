@@ -18,6 +18,9 @@ from PySide6.QtWidgets import QApplication, QWidget
 TEXT = "#1f2328"
 MUTED = "#6e7781"
 ACCENT = "#2563eb"
+#: Warnings the analyst must not miss (a biased number): amber text, on a pale amber.
+AMBER = "#b45309"
+AMBER_BACKGROUND = "#fff4e5"
 GRID_ALPHA = 0.12
 REFERENCE_PEN = pg.mkPen("#9aa1a9", width=1.2, style=pg.QtCore.Qt.PenStyle.DashLine)
 
@@ -57,7 +60,7 @@ LIGHT = Palette(
     window="#f5f6f8", text=TEXT, muted=MUTED, base="#ffffff", alternate_base="#f3f6fa",
     button="#eef0f3", highlight=ACCENT, highlighted_text="#ffffff", link=ACCENT,
     mid="#c9ced6", midlight="#e3e6eb", dark="#a0a7b1", shadow="#6e7781",
-    tooltip_base="#ffffe8", disabled_text="#9aa1a9", warning="#b45309", error="#b42318",
+    tooltip_base="#ffffe8", disabled_text="#9aa1a9", warning=AMBER, error="#b42318",
     plot_background="#ffffff", plot_foreground="#1f2328", plot_muted="#6e7781",
 )
 

@@ -14,10 +14,14 @@ from dpstudio.engine.trust_models import trust_model
 
 __all__ = [
     "GLOSSARY",
+    "SHORT_MECHANISMS",
+    "TRADEOFF_CAPTION",
+    "UTILITY_CAPTION",
     "METRICS",
     "QUERY_LABELS",
     "QUERY_PARAMS",
     "TRUST_MODELS",
+    "short_mechanism",
 ]
 
 #: Trust model → (colour, who is trusted with what). Colours: Okabe–Ito, distinguishable
@@ -121,3 +125,46 @@ QUERY_PARAMS: dict[str, tuple[Param, ...]] = {
 }
 
 METRICS = {"rmse": "RMSE", "relative": "relative error", "tv": "total variation"}
+
+#: The plain-language captions under the plots (always under the trade-off plot; presentation
+#: mode shows them too).
+TRADEOFF_CAPTION = ("An attacker who wants to tell whether Alice is in the data cannot do "
+                    "better than this curve: the closer it hugs the diagonal, the safer she is.")
+UTILITY_CAPTION = ("How far the published number is likely to be from the truth at each "
+                   "privacy level ε: lower is more accurate, further left is more private.")
+
+#: Mechanism → the short name legends show (the full label goes in the entry's tooltip).
+SHORT_MECHANISMS = {
+    "cloak": "Invisibility cloak",
+    "blanket": "Privacy blanket",
+    "secagg_gaussian": "SecAgg + discrete Gaussian",
+    "skellam": "SecAgg + Skellam",
+    "dp_erm_logistic": "DP logistic regression",
+}
+
+
+def short_mechanism(name: str, label: str, width: int = 26) -> str:
+    """A mechanism's short name for a legend.
+
+    Parameters
+    ----------
+    name : str
+        The mechanism's registry name.
+    label : str
+        Its full label ("Invisibility cloak (multi-message)").
+    width : int
+        Most characters of a name not in :data:`SHORT_MECHANISMS`.
+
+    Returns
+    -------
+    str
+        The table's short name, else the label without its parenthesis, cut at a word
+        boundary to ``width`` characters (an ellipsis says so).
+    """
+    if name in SHORT_MECHANISMS:
+        return SHORT_MECHANISMS[name]
+    text = label.split(" (")[0].strip() or label
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1].rsplit(" ", 1)[0].rstrip(" +,:;–-")
+    return (cut or text[: width - 1]) + "…"

@@ -1,9 +1,11 @@
 """Hypothesis-testing trade-off plot: what an attacker can tell at the current ε.
 
 On the unit square of type I error α (false alarm) and type II error β (missed
-detection): the region ruled out by the (ε, δ) guarantee (shaded), the release's exact
-curve, the Gaussian-DP curve (dashed), the curve after k releases (dotted), simulated
-likelihood-ratio attacks with their Clopper–Pearson boxes, and random guessing.
+detection): the release's exact curve, random guessing and the curve after k releases —
+the three a stakeholder needs, with a plain-language caption always under the plot. The
+"Details" toggle adds the region ruled out by the (ε, δ) guarantee (shaded), the
+Gaussian-DP curve (dashed) and simulated likelihood-ratio attacks with their
+Clopper–Pearson boxes.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QPainterPath
-from PySide6.QtWidgets import QGraphicsPathItem
+from PySide6.QtWidgets import QGraphicsPathItem, QToolButton
 
 from dpstudio.analysis.curves import TradeoffResult
+from dpstudio.ui.legend import fit_columns, set_entry_tooltip
+from dpstudio.ui.plot_caption import PlotCaption
 from dpstudio.ui.plots import (
     HINT,
     TRADEOFF_TOOLTIP,
@@ -25,7 +29,7 @@ from dpstudio.ui.plots import (
     style_plot,
 )
 from dpstudio.ui.style import REFERENCE_PEN
-from dpstudio.ui.texts import GLOSSARY
+from dpstudio.ui.texts import GLOSSARY, TRADEOFF_CAPTION, short_mechanism
 from dpstudio.ui.utility_plot import trust_colour
 
 __all__ = ["TradeoffPlot"]
@@ -35,6 +39,10 @@ BOUND_PEN = "#c2410c"
 GDP_COLOUR = "#3f3f46"
 COMPOSED_COLOUR = "#7c3aed"
 ATTACK_COLOUR = "#111827"
+#: Roles shown only with "Details" on (the release, guessing and k releases always are).
+DETAIL_ROLES = ("bound", "gdp", "attack")
+DETAILS_TOOLTIP = ("Show the region the (ε, δ) guarantee rules out, the Gaussian-DP curve and "
+                   "a simulated attack")
 
 
 class TradeoffPlot(pg.PlotWidget):
@@ -53,9 +61,11 @@ class TradeoffPlot(pg.PlotWidget):
         self.setYRange(0.0, 1.0, padding=0.03)
         self.legend = bottom_legend(self, 1)
         self.diagonal = pg.PlotDataItem([0.0, 1.0], [1.0, 0.0], pen=REFERENCE_PEN,
-                                        name="random guessing (β = 1 − α)")
+                                        name="random guessing")
         self.diagonal.setToolTip("β = 1 − α: an attacker who guesses at random")
         self.addItem(self.diagonal)
+        set_entry_tooltip(self.legend, self.diagonal, "random guessing (β = 1 − α): what an "
+                                                      "attacker does knowing nothing")
         self.hint = add_hint(self, 0.5, 0.5)
         self._curves: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._labels: dict[str, str] = {}
@@ -85,7 +95,20 @@ class TradeoffPlot(pg.PlotWidget):
         for item in (self._zero, self._fill, *self._roles.values(), self._boxes):
             item.setVisible(False)
             self.addItem(item)
-        self._legend_roles: tuple[str, ...] = ()
+        self._legend_roles: tuple[tuple[str, str], ...] = ()
+        self._legend_labels: dict[str, str] = {}
+        self._primary_role = "mechanism"
+        self.caption = PlotCaption(self, TRADEOFF_CAPTION)
+        self.details = QToolButton(self)
+        self.details.setText("Details")
+        self.details.setCheckable(True)
+        self.details.setToolTip(DETAILS_TOOLTIP)
+        self.details.toggled.connect(self._details_toggled)
+        vb = self.getPlotItem().vb
+        vb.sigResized.connect(self._place_details)
+        vb.sigResized.connect(self._fit_legend)
+        self.legend.geometryChanged.connect(self._fit_legend)  # larger text may not fit
+        self._place_details()
 
     def curves(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Plotted curves by role: bound, mechanism, gdp, composed (those present)."""
@@ -111,19 +134,89 @@ class TradeoffPlot(pg.PlotWidget):
         self.updated.emit()
 
     def _set_legend(self, labels: dict[str, str]) -> None:
-        """Legend entries for the roles shown: rebuilt only when the set of roles changes."""
-        roles = tuple(labels)
-        if roles != self._legend_roles:
-            self.legend.clear()
-            self.legend.addItem(self.diagonal, self.diagonal.name())
-            for role in roles:
-                self.legend.addItem(self._roles[role], labels[role])
-            self._legend_roles = roles
+        """Legend entries for the roles shown: this release, guessing, k releases, and with
+        "Details" the rest; rebuilt only when the entries change."""
+        self._legend_labels = dict(labels)
+        shown = self._shown_roles()
+        entries = tuple((role, labels[role]) for role in ("mechanism", "bound", "composed",
+                                                          "gdp", "attack")
+                        if role in labels and role in shown)
+        if entries == self._legend_roles:
             return
-        for role in roles:
-            label = self.legend.getLabel(self._roles[role])
-            if label is not None and label.text != labels[role]:
-                label.setText(labels[role])
+        self._legend_roles = entries
+        self.legend.clear()
+        entries_in_order = list(entries)
+        # This release first, then guessing (the reference), then the others.
+        first = [e for e in entries_in_order if e[0] == self._primary_role]
+        rest = [e for e in entries_in_order if e[0] != self._primary_role]
+        for role, text in first:
+            self._add_entry(role, text)
+        self.legend.addItem(self.diagonal, self.diagonal.name())
+        set_entry_tooltip(self.legend, self.diagonal, "random guessing (β = 1 − α): what an "
+                                                      "attacker does knowing nothing")
+        for role, text in rest:
+            self._add_entry(role, text)
+        self._fit_legend()
+
+    def _add_entry(self, role: str, text: str) -> None:
+        item = self._roles[role]
+        self.legend.addItem(item, text)
+        full = self._labels.get(role, "")
+        tips = {
+            "mechanism": f"This release ({full}): the fewest misses an attacker can have at "
+                         "each rate of false alarms",
+            "composed": f"After {full}: what an attacker who sees them all can do",
+            "bound": f"{text}: the (ε, δ) guarantee",
+            "gdp": f"{full}. {GLOSSARY['gdp']}",
+        }
+        set_entry_tooltip(self.legend, item, tips.get(role, text))
+
+    def _shown_roles(self) -> set[str]:
+        """Roles drawn now: the detail roles only with "Details" on (the bound too when it
+        stands for the release, which has no exact curve of its own)."""
+        details = self.details.isChecked() if hasattr(self, "details") else False
+        return {role for role in self._roles
+                if details or role not in DETAIL_ROLES or role == self._primary_role}
+
+    def _apply_visibility(self) -> None:
+        shown = self._shown_roles()
+        for role, item in self._roles.items():
+            present = role in self._curves or (role == "attack" and self._attack is not None)
+            item.setVisible(present and role in shown)
+        bound = "bound" in self._curves and "bound" in shown
+        self._zero.setVisible(bound)
+        self._fill.setVisible(bound)
+        self._boxes.setVisible(self._attack is not None and "attack" in shown)
+
+    def _details_toggled(self, _on: bool) -> None:
+        self._apply_visibility()
+        if self._legend_labels:
+            self._set_legend(self._legend_labels)
+        self.updated.emit()
+
+    def caption_text(self) -> str:
+        """The caption under the plot, as shown ("" when hidden)."""
+        return self.caption.text_shown()
+
+    def legend_texts(self) -> list[str]:
+        """The legend's entries, as shown."""
+        return [label.text for _sample, label in self.legend.items]
+
+    def _place_details(self) -> None:
+        """The Details button in the data area's top-right corner: above the diagonal,
+        where no trade-off curve ever goes (β ≤ 1 − α)."""
+        button = self.__dict__.get("details")  # resize events come before __init__ ends
+        if button is None:
+            return
+        button.adjustSize()
+        area = self.mapFromScene(self.getPlotItem().vb.sceneBoundingRect()).boundingRect()
+        button.move(max(area.right() - button.width() - 6, 0), max(area.top() + 6, 0))
+        button.raise_()
+
+    def _fit_legend(self) -> None:
+        legend = self.__dict__.get("legend")
+        if legend is not None:
+            fit_columns(legend, max(self.getPlotItem().vb.width(), 100), 2)
 
     def _show(self, role: str, line) -> None:
         item = self._roles[role]
@@ -153,10 +246,17 @@ class TradeoffPlot(pg.PlotWidget):
         self._show("composed", result.composed)
         self._show("mechanism", result.mechanism)
         self.setToolTip(TRADEOFF_TOOLTIP + "\n\n" + "\n".join(result.notes))
-        legend = {"bound": f"ruled out by {result.bound.label}"}
-        for role in ("gdp", "composed", "mechanism"):
-            if role in self._labels:
-                legend[role] = self._labels[role]
+        # Without an exact curve of its own, the release is what its guarantee allows.
+        self._primary_role = "mechanism" if result.mechanism is not None else "bound"
+        legend = {"bound": (f"this release: at most what {result.bound.label} allows"
+                            if self._primary_role == "bound"
+                            else f"ruled out by {result.bound.label}")}
+        if result.mechanism is not None:
+            legend["mechanism"] = "this release: " + _short_label(result.mechanism.label)
+        if result.composed is not None:
+            legend["composed"] = "after " + _short_label(result.composed.label)
+        if result.gdp is not None:
+            legend["gdp"] = result.gdp.label
         a = result.attack
         if a is not None:
             self._boxes.set_boxes(a.alpha_low, a.alpha_high, a.beta_low, a.beta_high)
@@ -167,14 +267,19 @@ class TradeoffPlot(pg.PlotWidget):
             legend["attack"] = f"{a.label} ({a.confidence:.0%} boxes)"
         else:
             self._attack = None
-        self._boxes.setVisible(a is not None)
-        self._dots.setVisible(a is not None)
+        self._apply_visibility()
         self._set_legend(legend)
         delta = f", δ = {result.delta:.0e}" if result.delta else ""
         title = f"Attacker's trade-off at ε = {result.epsilon:.3g}{delta}"
         if self.getPlotItem().titleLabel.text != title:
             self.setTitle(title, color=foreground(), size="11pt")
         self.updated.emit()
+
+
+def _short_label(label: str) -> str:
+    """A curve's label without its parenthesis ("10 releases (ε-DP, optimal)" → "10
+    releases"); the full label is the legend entry's tooltip."""
+    return short_mechanism("", label, 40)
 
 
 class _BoxesItem(QGraphicsPathItem):

@@ -4,38 +4,66 @@ Analytic curves are lines (the chosen mechanism solid, other trust models dashed
 simulated (Monte-Carlo) errors are points with ≈95% error bars, and a vertical marker
 follows the current ε. Both axes are logarithmic (the y axis only when the errors span
 more than a decade); coordinates are plotted as log10 values with labelled ticks, so
-error bars and the marker need no special log handling.
+error bars and the marker need no special log handling. The y axis is in the column's
+units ("± age").
+
+The readout beside the marker gives each model's error at ε (:mod:`dpstudio.ui.readout`):
+for the analyst, bias and noise, the simulation where it disagrees with the line, and the
+clamping warning in amber; with true values hidden, the noise alone. It sits where it
+covers no curve or point. One caption under the plot states the comparison's assumptions;
+each legend entry is a short name, its tooltip the full name and the curve's assumptions.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 
 from dpstudio.analysis.curves import UtilityResult
+from dpstudio.engine.registry import REGISTRY
+from dpstudio.ui.legend import fit_columns, full_name, legend_name, set_entry_tooltip
+from dpstudio.ui.plot_caption import PlotCaption
 from dpstudio.ui.plots import (
+    AXIS_FONT_PT,
     EPSILON_RANGE,
     HINT,
     UTILITY_TOOLTIP,
     add_hint,
     bottom_legend,
     decade_ticks,
+    error_axis_label,
     foreground,
     linear_ticks,
     style_plot,
 )
-from dpstudio.ui.style import MUTED, configure_pyqtgraph
-from dpstudio.ui.texts import TRUST_MODELS
+from dpstudio.ui.readout import (
+    LineData,
+    candidate_corners,
+    clamping_warning_at,
+    free_position,
+    least_covered,
+    readings,
+    readout_html,
+)
+from dpstudio.ui.style import configure_pyqtgraph, current_palette
+from dpstudio.ui.texts import TRUST_MODELS, short_mechanism
 
-__all__ = ["UtilityPlot"]
+__all__ = ["UtilityPlot", "trust_colour"]
 
 _LOG_EPS = np.log10(EPSILON_RANGE)
+#: Width the readout wraps at when it holds the clamping warning (a full sentence).
+READOUT_WIDTH = 300
+#: Most of the data area a band for the readout may take above the data.
+MAX_HEADROOM = 0.6
+_Z_LINES, _Z_PRIMARY, _Z_POINTS, _Z_MARKER, _Z_ACTIVE, _Z_READOUT = 5, 10, 20, 50, 52, 60
 
 
 def trust_colour(trust_model: str) -> str:
+    """The colour a trust model is drawn in."""
     return TRUST_MODELS.get(trust_model, {}).get("colour", "#444444")
 
 
@@ -49,6 +77,36 @@ def _brush(colour: str):
     return _BRUSHES[colour]
 
 
+@dataclass
+class _Line:
+    data: LineData
+    mechanism: str
+    assumptions: str = ""
+
+
+def _label(mechanism: str) -> str:
+    return REGISTRY.get(mechanism).label if mechanism in REGISTRY else mechanism
+
+
+def _merge_captions(captions: list[str]) -> str:
+    """One caption from several results' (sentences said once, in order)."""
+    seen: list[str] = []
+    for caption in captions:
+        for sentence in (caption or "").replace(". ", ".\n").splitlines():
+            sentence = sentence.strip()
+            if sentence and sentence not in seen:
+                seen.append(sentence)
+    return " ".join(seen)
+
+
+def _result_field(result: UtilityResult, name: str, index: int):
+    """A field of the result, else its place in the utility key (column 0, query 4)."""
+    value = getattr(result, name, None)
+    if value is None and isinstance(result.key, tuple) and len(result.key) > index:
+        value = result.key[index]
+    return value if isinstance(value, str) else None
+
+
 class UtilityPlot(pg.PlotWidget):
     """Error against ε. ``curves()``/``points()``/``marker()`` expose what is drawn."""
 
@@ -58,9 +116,9 @@ class UtilityPlot(pg.PlotWidget):
         configure_pyqtgraph()  # before the widget exists: its background is read at creation
         super().__init__(parent)
         style_plot(self, "Privacy–utility", "ε (log scale)", "error", UTILITY_TOOLTIP)
-        self._lines: dict[str, tuple[np.ndarray, np.ndarray, str, bool]] = {}
-        self._noise_only: set[str] = set()  # lines that leave out a bias (readout says so)
+        self._lines: dict[str, _Line] = {}
         self._notes: dict[str, list[str]] = {}  # "lines" / "points" → the results' notes
+        self._captions: dict[str, str] = {}     # "lines" / "compare" → the results' captions
         self._fixed: float | None = None  # ε fixed by the mechanism's parameters
         self._points: dict[str, tuple[np.ndarray, ...]] = {}
         self._point_trust: dict[str, str] = {}
@@ -69,6 +127,13 @@ class UtilityPlot(pg.PlotWidget):
         self._log_y = True
         self._epsilon = 1.0
         self._title = ""
+        self._metric = "rmse"
+        self._clamping: dict | None = None
+        self._hide_true = False
+        self._y_range: tuple[float, float] | None = None
+        self._headroom = 0.0  # fraction of the data area kept free above the data
+        self._readout_html: list[str] = []  # the readout, stacked and on fewer lines
+        self._readout_alone = ""  # the chosen mechanism's line alone
         self.legend = bottom_legend(self, 2)
         self.getAxis("bottom").setTicks(decade_ticks(*EPSILON_RANGE))
         self.setXRange(_LOG_EPS[0] - 0.1, _LOG_EPS[1] + 0.1, padding=0)
@@ -77,20 +142,33 @@ class UtilityPlot(pg.PlotWidget):
                                       pen=pg.mkPen("#1f2328", width=1.5,
                                                    style=Qt.PenStyle.DashLine))
         self.marker_label = pg.TextItem("", color=foreground(), anchor=(0, 0),
-                                        fill=pg.mkBrush(255, 255, 255, 215))
+                                        fill=pg.mkBrush(255, 255, 255, 225))
         self.marker_dots = pg.ScatterPlotItem(size=11, pen=pg.mkPen("w", width=1.5))
-        for item in (self.marker, self.marker_label, self.marker_dots):
-            item.setZValue(50)
+        # The chosen model's dot: its own item, drawn above the others' (never hidden).
+        self.active_dot = pg.ScatterPlotItem(size=12, pen=pg.mkPen("w", width=1.8))
+        for item, z in ((self.marker, _Z_MARKER), (self.marker_dots, _Z_MARKER),
+                        (self.active_dot, _Z_ACTIVE), (self.marker_label, _Z_READOUT)):
+            item.setZValue(z)
             self.addItem(item, ignoreBounds=True)
         self.hint = add_hint(self, float(_LOG_EPS.mean()), 0.5)
-        self.status = pg.TextItem("", color=MUTED, anchor=(0.5, 0.5))
+        self.caption = PlotCaption(self)
+        self.getPlotItem().vb.sigResized.connect(self._fit_legend)
+        # Larger legend text (presentation mode) may no longer fit in as many columns.
+        self.legend.geometryChanged.connect(self._fit_legend)
+        self.getPlotItem().vb.sigResized.connect(self._place_readout)
         self.set_epsilon(1.0)
+        # Follow "Hide true values" of the session of the view holding this plot, if any.
+        self._session = getattr(parent, "session", None)
+        changed = getattr(self._session, "changed", None)
+        if changed is not None:
+            changed.connect(self._session_changed)
+            self._hide_true = bool(getattr(self._session, "hide_true", False))
 
     # -- data ------------------------------------------------------------------------
 
     def curves(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """Analytic lines: name → (ε, error), in natural units."""
-        return {k: (v[0], v[1]) for k, v in self._lines.items()}
+        """Analytic lines: name → (ε, error), in natural units, as computed."""
+        return {k: (v.data.epsilon, v.data.error) for k, v in self._lines.items()}
 
     def points(self) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
         """Simulated points: name → (ε, error, low, high)."""
@@ -103,11 +181,30 @@ class UtilityPlot(pg.PlotWidget):
 
     def notes(self) -> list[str]:
         """The notes of the results drawn (shown in the plot's tooltip, as the trade-off
-        plot's are: a caption of full sentences would widen the plot)."""
-        return [n for part in ("lines", "points") for n in self._notes.get(part, [])]
+        plot's are: a caption of full sentences would widen the plot); with true values
+        hidden, not the analyst's."""
+        notes = [n for part in ("lines", "points") for n in self._notes.get(part, [])]
+        if self._hide_true:
+            notes = [n for n in notes if "analyst only" not in n]
+        return notes
 
     def marker_text(self) -> str:
+        """The readout as plain text."""
         return self.marker_label.textItem.toPlainText()
+
+    def caption_text(self) -> str:
+        """The caption under the plot, as shown ("" when none)."""
+        return self.caption.text_shown()
+
+    def clamping_warning(self) -> str:
+        """The amber warning of the readout at the marker's ε ("" when none is shown)."""
+        if self._hide_true:
+            return ""
+        return clamping_warning_at(self._clamping, self.marker_epsilon())
+
+    @property
+    def hide_true(self) -> bool:
+        return self._hide_true
 
     @property
     def log_y(self) -> bool:
@@ -116,8 +213,9 @@ class UtilityPlot(pg.PlotWidget):
     def clear_data(self, message: str = HINT) -> None:
         self._lines.clear()
         self._points.clear()
-        self._noise_only.clear()
         self._notes.clear()
+        self._captions.clear()
+        self._clamping = None
         self._fixed = None
         self._redraw()
         self.hint.textItem.setPlainText(message or HINT)
@@ -128,17 +226,23 @@ class UtilityPlot(pg.PlotWidget):
         """Draw the analytic curves of ``result`` (added to those shown with ``add``)."""
         self._title = result.metric_label
         lines = {
-            c.name: (np.asarray(c.epsilon, float), np.asarray(c.error, float), c.trust_model,
-                     c.primary)
+            c.name: _Line(LineData(np.asarray(c.epsilon, float), np.asarray(c.error, float),
+                                   c.trust_model, c.primary, getattr(c, "bias", None),
+                                   bool(getattr(c, "noise_only", False))),
+                          c.mechanism, str(getattr(c, "assumptions", "") or ""))
             for c in result.curves if c.kind == "analytic"}
-        noise_only = {c.name for c in result.curves if c.kind == "analytic" and c.noise_only}
+        caption = str(getattr(result, "caption", "") or "")
         if add:
             self._lines = {**self._lines, **lines}
-            self._noise_only |= noise_only
+            self._captions["compare"] = caption
         else:
-            self._lines, self._noise_only = lines, noise_only
+            self._lines = lines
+            self._captions = {"lines": caption}
             self._notes["lines"] = list(result.notes)
             self._fixed = result.fixed_epsilon
+            self._metric = result.metric
+            self._clamping = getattr(result, "clamping", None) or None
+            self._set_axis_label(result)
             self.marker.setValue(math.log10(self.marker_epsilon()))
         self._redraw()
         self.updated.emit("lines")
@@ -165,6 +269,18 @@ class UtilityPlot(pg.PlotWidget):
         self._update_marker_text()
         self.updated.emit("marker")
 
+    def set_hide_true(self, hide: bool) -> None:
+        """With true values hidden, draw and say nothing that needs the data: the lines and
+        the readout are the noise alone, without the simulated points, bias or warning."""
+        if bool(hide) != self._hide_true:
+            self._hide_true = bool(hide)
+            self._redraw()
+            self.updated.emit("lines")
+
+    def _session_changed(self, aspect: str) -> None:
+        if aspect == "hide_true":
+            self.set_hide_true(bool(getattr(self._session, "hide_true", False)))
+
     # -- drawing ---------------------------------------------------------------------
 
     def _y(self, values: np.ndarray) -> np.ndarray:
@@ -174,29 +290,50 @@ class UtilityPlot(pg.PlotWidget):
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(v > 0, np.log10(np.where(v > 0, v, 1.0)), np.nan)
 
+    def _shown_error(self, line: _Line) -> np.ndarray:
+        """The line as drawn: without the bias when true values are hidden."""
+        d = line.data
+        bias = d.bias
+        if (self._hide_true and self._metric == "rmse" and not d.noise_only
+                and bias is not None and math.isfinite(bias) and bias != 0.0):
+            return np.sqrt(np.maximum(d.error**2 - bias * bias, 0.0))
+        return d.error
+
+    def _shown_points(self) -> dict[str, tuple[np.ndarray, ...]]:
+        # Simulated errors are measured against the data's truth: none with it hidden.
+        return {} if self._hide_true else self._points
+
     def _redraw(self) -> None:
         for item in self._items + self._point_items:
             self.removeItem(item)
         self._items, self._point_items = [], []
         self.legend.clear()
-        ys = [v[1] for v in self._lines.values()] + [v[1] for v in self._points.values()]
+        points = self._shown_points()
+        shown = {name: self._shown_error(line) for name, line in self._lines.items()}
+        # The range holds the points' error bars too (nothing drawn above the data).
+        ys = list(shown.values()) + [v[1] for v in points.values()] + [
+            np.maximum(v[3], v[1]) for v in points.values()]
         finite = np.concatenate([y[np.isfinite(y) & (y > 0)] for y in ys]) if ys else \
             np.empty(0)
         if finite.size:  # at most six decades below the largest error
             finite = finite[finite >= finite.max() * 1e-6]
         self._log_y = bool(finite.size) and finite.max() / finite.min() > 10.0
         # Lines: comparisons first (underneath), the chosen mechanism on top.
-        order = sorted(self._lines.items(), key=lambda kv: kv[1][3])
-        for name, (eps, err, tm, primary) in order:
-            colour = trust_colour(tm)
-            pen = pg.mkPen(colour, width=2.6 if primary else 2.0,
-                           style=Qt.PenStyle.SolidLine if primary else Qt.PenStyle.DashLine)
-            item = pg.PlotDataItem(np.log10(eps), self._y(err), pen=pen, name=name,
-                                   connect="finite")
-            item.setZValue(10 if primary else 5)
+        order = sorted(self._lines.items(), key=lambda kv: kv[1].data.primary)
+        for name, line in order:
+            d = line.data
+            colour = trust_colour(d.trust_model)
+            pen = pg.mkPen(colour, width=2.6 if d.primary else 2.0,
+                           style=Qt.PenStyle.SolidLine if d.primary else Qt.PenStyle.DashLine)
+            item = pg.PlotDataItem(np.log10(d.epsilon), self._y(shown[name]), pen=pen,
+                                   name=legend_name(name, line.mechanism), connect="finite")
+            item.setZValue(_Z_PRIMARY if d.primary else _Z_LINES)
             self.addItem(item)
             self._items.append(item)
-        for name, (eps, err, low, high) in self._points.items():
+            tip = full_name(name, line.mechanism) + (
+                f"\n{line.assumptions}" if line.assumptions else "")
+            set_entry_tooltip(self.legend, item, tip)
+        for name, (eps, err, low, high) in points.items():
             colour = trust_colour(self._point_trust.get(name, "central"))
             x, y = np.log10(eps), self._y(err)
             ok = np.isfinite(y)
@@ -209,15 +346,24 @@ class UtilityPlot(pg.PlotWidget):
                                    symbolBrush=pg.mkBrush(colour),
                                    symbolPen=pg.mkPen("w", width=1.2), name=name)
             for item in (bars, dots):
-                item.setZValue(20)
+                item.setZValue(_Z_POINTS)
                 self.addItem(item)
                 self._point_items.append(item)
-        has_data = bool(self._lines or self._points)
+            set_entry_tooltip(self.legend, dots, f"{name}: the error of simulated releases "
+                                                 "(≈95% bars), measured against the data")
+        has_data = bool(self._lines or points)
         self.hint.setVisible(not has_data)
         self.setTitle(self._title_text(), color=foreground(), size="11pt")
         notes = self.notes()
         self.setToolTip(UTILITY_TOOLTIP + ("\n\n" + "\n".join(notes) if notes else ""))
+        caption = _merge_captions([self._captions.get("lines", ""),
+                                   self._captions.get("compare", "")])
+        if self._hide_true:  # the sentences about the data's bias are the analyst's
+            caption = " ".join(s for s in caption.replace(". ", ".\n").splitlines()
+                               if "analyst only" not in s)
+        self.caption.set_text(caption)
         self._set_y_axis(finite)
+        self._fit_legend()
         self._update_marker_text()
 
     def _title_text(self) -> str:
@@ -225,48 +371,208 @@ class UtilityPlot(pg.PlotWidget):
             return "Privacy–utility"
         return f"Privacy–utility: {self._title} against ε"
 
+    def _set_axis_label(self, result: UtilityResult) -> None:
+        """The y axis in the column's units ("± age"), the measure's name otherwise."""
+        query = _result_field(result, "query", 4)
+        column = _result_field(result, "column", 0)
+        text = error_axis_label(result.metric, query, column, getattr(result, "unit", None))
+        item = self.getPlotItem()
+        item.setLabel("left", text, **{"font-size": f"{AXIS_FONT_PT}pt",
+                                       "color": foreground()})
+        item.getAxis("left").setToolTip(
+            f"{result.metric_label}: how far a release typically lands from the true value"
+            + (", in the column's units" if text.startswith("±") else ""))
+
     def _set_y_axis(self, finite: np.ndarray) -> None:
-        axis = self.getAxis("left")
+        self._headroom = 0.0  # the readout asks for it again if it needs it
         if finite.size == 0:
-            axis.setTicks(None)
+            self._y_range = None
+            self.getAxis("left").setTicks(None)
             self.setYRange(0.0, 1.0, padding=0.04)
             return
         if self._log_y:
             lo, hi = finite.min(), finite.max()
-            lo_d, hi_d = math.floor(math.log10(lo) - 0.05), math.ceil(math.log10(hi) + 0.05)
-            axis.setTicks(decade_ticks(10.0**lo_d, 10.0**hi_d))
-            self.setYRange(math.log10(lo) - 0.15, math.log10(hi) + 0.15, padding=0)
+            self._y_range = (math.log10(lo) - 0.15, math.log10(hi) + 0.15)
         else:
-            hi = float(finite.max()) * 1.08
+            self._y_range = (0.0, float(finite.max()) * 1.08)
+        self._apply_y_range()
+
+    def _apply_y_range(self) -> None:
+        """The data's range, and above it the headroom the readout asked for (a band
+        where no data is drawn)."""
+        lo, hi = self._y_range
+        top = hi + (hi - lo) * self._headroom / (1.0 - self._headroom)
+        axis = self.getAxis("left")
+        # Ticks label the data's range only: the band above holds no value.
+        if self._log_y:
+            axis.setTicks(decade_ticks(10.0 ** math.floor(lo + 0.1),
+                                       10.0 ** math.ceil(hi - 0.1)))
+        else:
             axis.setTicks(linear_ticks(0.0, hi))
-            self.setYRange(0.0, hi, padding=0)
+        self.setYRange(lo, top, padding=0)
+
+    def _fit_legend(self) -> None:
+        """Two columns where the plot is wide enough, one otherwise: never a cut entry."""
+        legend = self.__dict__.get("legend")  # resize events come before __init__ ends
+        if legend is not None:
+            # The legend shares the data area's column of the plot's layout.
+            fit_columns(legend, max(self.getPlotItem().vb.width(), 100), 2)
 
     def _update_marker_text(self) -> None:
         at = self.marker_epsilon()
         x = math.log10(at)
-        parts, dots_x, dots_y, brushes = [], [], [], []
-        for name, (eps, err, tm, primary) in self._lines.items():
-            ok = np.isfinite(err) & (err > 0)
-            if not ok.any() or not (eps[ok].min() <= at <= eps[ok].max()):
-                continue
-            value = float(10 ** np.interp(x, np.log10(eps[ok]), np.log10(err[ok])))
-            # A noise-only line is not the whole error where the release is biased.
-            part = (f"{TRUST_MODELS.get(tm, {}).get('label', tm)}: {value:.3g}"
-                    + (" (noise only)" if name in self._noise_only else ""))
-            if primary:
-                parts.insert(0, part)
+        lines = {name: LineData(line.data.epsilon, line.data.error, line.data.trust_model,
+                                line.data.primary, line.data.bias, line.data.noise_only)
+                 for name, line in self._lines.items()}
+        points = {name: (*v, self._point_trust.get(name, "central"))
+                  for name, v in self._shown_points().items()}
+        shown = readings(lines, points, at, metric=self._metric, hide_true=self._hide_true)
+        others_x, others_y, brushes = [], [], []
+        active: tuple[float, str] | None = None
+        for r in shown:
+            y = math.log10(r.value) if self._log_y else r.value
+            if r.primary and active is None:
+                active = (y, trust_colour(r.trust_model))
             else:
-                parts.append(part)
-            dots_x.append(x)
-            dots_y.append(math.log10(value) if self._log_y else value)
-            brushes.append(_brush(trust_colour(tm)))
-        self.marker_dots.setData(dots_x, dots_y, brush=brushes)
+                others_x.append(x)
+                others_y.append(y)
+                brushes.append(_brush(trust_colour(r.trust_model)))
+        self.marker_dots.setData(others_x, others_y, brush=brushes)
+        if active is None:
+            self.active_dot.setData([], [])
+        else:
+            self.active_dot.setData([x], [active[0]], brush=_brush(active[1]))
         # Where the parameters fix ε the readout says so (the notes say by what).
-        text = f"ε = {at:.4g} (fixed)" if self._fixed is not None else f"ε = {at:.3g}"
-        if parts:
-            text += "\n" + "\n".join(parts)
-        self.marker_label.setText(text)
-        (x0, x1), (y0, y1) = self.viewRange()
-        right = x < x0 + 0.7 * (x1 - x0)
-        self.marker_label.setAnchor((0, 0) if right else (1, 0))
-        self.marker_label.setPos(x + (0.03 if right else -0.03), y1 - 0.02 * (y1 - y0))
+        header = f"ε = {at:.4g} (fixed)" if self._fixed is not None else f"ε = {at:.3g}"
+        warning = self.clamping_warning()
+        palette = current_palette()
+        labels = {k: v["label"] for k, v in TRUST_MODELS.items()}
+        # Two lines of one trust model (the chosen mechanism and the like-for-like
+        # comparison): the second says which mechanism it is.
+        for r in shown:
+            if not r.primary and sum(o.trust_model == r.trust_model for o in shown) > 1:
+                line = self._lines[r.name]
+                labels[r.name] = (f"{labels.get(r.trust_model, r.trust_model)} "
+                                  f"({short_mechanism(line.mechanism, _label(line.mechanism))})")
+        colours = {k: v["colour"] for k, v in TRUST_MODELS.items()}
+        self._readout_html = [
+            readout_html(header, shown, labels, colour=foreground(), warning=warning,
+                         warning_colour=palette.warning, colours=colours, per_line=k)
+            for k in (1, 2, len(shown))]
+        # The last resort of a plot with no room (the other models' dots are on their
+        # lines at the marker): the chosen mechanism alone.
+        self._readout_alone = readout_html(
+            header, [r for r in shown if r.primary] or shown[:1], labels, colour=foreground(),
+            warning=warning, warning_colour=palette.warning, colours=colours)
+        self.marker_label.textItem.setTextWidth(READOUT_WIDTH if warning else -1)
+        self._place_readout()
+
+    # -- where the readout goes ----------------------------------------------------------
+
+    def readout_rect(self) -> QRectF:
+        """The readout box in scene coordinates."""
+        return self.marker_label.mapRectToScene(self.marker_label.boundingRect())
+
+    def data_shapes(self) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
+        """What the readout must not cover, in scene coordinates: the drawn lines, the
+        marker and the error bars (polylines; several lines in one separated by NaN), and
+        the points' and dots' symbols (an (n, 4) array of left, top, right, bottom)."""
+        vb = self.getPlotItem().vb
+        vb.updateMatrix()  # a range just set is applied lazily
+        t = vb.childGroup.sceneTransform()
+
+        def scene(xs, ys):
+            xs, ys = np.asarray(xs, float), np.asarray(ys, float)
+            return (t.m11() * xs + t.m21() * ys + t.dx(), t.m12() * xs + t.m22() * ys + t.dy())
+
+        def symbols(xs, ys, size):
+            px, py = scene(xs, ys)
+            ok = np.isfinite(px) & np.isfinite(py)
+            half = size / 2 + 1.5
+            return np.column_stack([px[ok] - half, py[ok] - half, px[ok] + half,
+                                    py[ok] + half])
+
+        polylines, boxes = [], [np.empty((0, 4))]
+        for item in self._items:
+            if item.isVisible():
+                xs, ys = item.getData()
+                if xs is not None and len(xs):
+                    polylines.append(scene(xs, ys))
+        (_x0, _x1), (y0, y1) = vb.viewRange()
+        mx = math.log10(self.marker_epsilon())
+        polylines.append(scene([mx, mx], [y0, y1]))
+        for item in self._point_items:
+            if isinstance(item, pg.ErrorBarItem):
+                o = item.opts
+                xs, ys = np.asarray(o["x"], float), np.asarray(o["y"], float)
+                top = np.asarray(o["top"], float) if o["top"] is not None else 0 * ys
+                bottom = np.asarray(o["bottom"], float) if o["bottom"] is not None else 0 * ys
+                # Every bar a segment, one polyline: (x, low), (x, high), gap, …
+                bx = np.column_stack([xs, xs, np.full_like(xs, np.nan)]).ravel()
+                by = np.column_stack([ys - bottom, ys + top, np.full_like(ys, np.nan)]).ravel()
+                polylines.append(scene(bx, by))
+            else:
+                xs, ys = item.getData()
+                if xs is not None and len(xs):
+                    boxes.append(symbols(xs, ys, item.opts.get("symbolSize", 8)))
+        for dots in (self.marker_dots, self.active_dot):
+            xs, ys = dots.getData()
+            if xs is not None and len(xs):
+                boxes.append(symbols(xs, ys, dots.opts.get("size", 11)))
+        return polylines, np.concatenate(boxes)
+
+    def _place_readout(self) -> None:
+        """Put the readout where it covers no data: beside the marker at the top or bottom,
+        else a corner, else the first free place of a coarse scan — one line per model
+        if that finds room, else the models on one line; if the data leave no room at all,
+        a band above them, or, in a plot too small even for that, the least covered place.
+        """
+        label = self.marker_label
+        vb = self.getPlotItem().vb
+        view = vb.sceneBoundingRect()
+        variants = getattr(self, "_readout_html", [])
+        if not variants:
+            return
+        if view.width() <= 0 or view.height() <= 0:
+            label.setHtml(variants[0])
+            return
+        area = view.adjusted(-1, -1, 1, 1)
+        shapes = self.data_shapes()
+        tried = []
+        for html in variants:
+            label.setHtml(html)
+            candidates, size = self._candidates()
+            corner = free_position(size, area, candidates, *shapes)
+            if corner is not None:
+                return self._put_readout(corner)
+            if size[0] <= view.width() - 12:
+                tried.append((size[1], size[0], html))
+        # No room among the data: the shortest box that fits across, in a band above them
+        # as high as it (the chosen mechanism alone if that band would crush the data).
+        label.setHtml(min(tried)[2] if tried else variants[0])
+        candidates, (w, h) = self._candidates()
+        if (h + 12.0) / view.height() > MAX_HEADROOM:
+            label.setHtml(self._readout_alone)
+            candidates, (w, h) = self._candidates()
+        if self._headroom == 0.0 and self._y_range is not None:
+            self._headroom = min((h + 12.0) / view.height(), MAX_HEADROOM)
+            self._apply_y_range()
+            shapes = self.data_shapes()
+            candidates, size = self._candidates()
+            corner = free_position(size, area, candidates, *shapes)
+            if corner is not None:
+                return self._put_readout(corner)
+        self._put_readout(least_covered((w, h), area, candidates, *shapes))
+
+    def _candidates(self) -> tuple[list[QPointF], tuple[float, float]]:
+        """Top-left corners to try for the readout as it is now, best first, and its size."""
+        vb = self.getPlotItem().vb
+        text = self.marker_label.textItem.boundingRect()
+        mx = vb.mapViewToScene(QPointF(math.log10(self.marker_epsilon()), 0.0)).x()
+        size = (text.width(), text.height())
+        return candidate_corners(vb.sceneBoundingRect(), mx, size), size
+
+    def _put_readout(self, corner: QPointF) -> None:
+        label = self.marker_label
+        label.setAnchor((0, 0))
+        label.setPos(self.getPlotItem().vb.mapSceneToView(corner))

@@ -1,4 +1,5 @@
-"""The main window's menu bar: File, View, Tools and Help, their actions and shortcuts.
+"""The main window's menu bar: File, View, Analysis, Tools and Help, their actions and
+shortcuts (each shown in its menu).
 
 :func:`build_menus` works like a Qt Designer ``setupUi``: it creates the actions on the
 window and stores each as one of its attributes (``open_action``, ``quit_action``,
@@ -12,18 +13,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QAbstractButton, QMenu
 
 import dpstudio
 from dpstudio.data.samples import SAMPLES
 from dpstudio.ui.export_plot import FORMATS
 from dpstudio.ui.style import PALETTES
+from dpstudio.ui.texts import GLOSSARY
 
 if TYPE_CHECKING:
     from dpstudio.ui.main_window import MainWindow
 
 APP_NAME = "DP Studio"
+#: Export Plot's shortcut per format (PNG, the one a slide wants).
+EXPORT_SHORTCUTS = {"png": "Ctrl+Shift+E"}
 #: What Help ▸ About says.
 ABOUT_TEXT = (
     f"<h3>{APP_NAME} {dpstudio.__version__}</h3>"
@@ -46,6 +51,7 @@ def build_menus(window: MainWindow) -> None:
     menu_bar = window.menuBar()
     _build_file_menu(window, menu_bar.addMenu("&File"))
     _build_view_menu(window, menu_bar.addMenu("&View"))
+    _build_analysis_menu(window, menu_bar.addMenu("&Analysis"))
 
     tools_menu = menu_bar.addMenu("&Tools")
     window.rr_demo_action = _action(
@@ -59,6 +65,13 @@ def build_menus(window: MainWindow) -> None:
     tools_menu.addAction(window.questionnaire_action)
 
     help_menu = menu_bar.addMenu("&Help")
+    window.guide_action = _action(
+        window, "&Guide and Glossary", window.show_guide,
+        shortcut=QKeySequence.StandardKey.HelpContents,
+        tip="A short guide to the first hour and the terms: trust models, ε, δ, "
+            "neighbouring datasets, the two plots (works offline)")
+    help_menu.addAction(window.guide_action)
+    help_menu.addSeparator()
     window.about_action = _action(window, f"&About {APP_NAME}", window.show_about)
     window.about_action.setMenuRole(QAction.MenuRole.AboutRole)
     help_menu.addAction(window.about_action)
@@ -126,6 +139,7 @@ def _build_file_menu(window: MainWindow, file_menu: QMenu) -> None:
     for fmt in FORMATS:
         action = _action(window, f"Export Plot as {fmt.upper()}…",
                          lambda _checked=False, f=fmt: window.export_current_plot(f),
+                         shortcut=EXPORT_SHORTCUTS.get(fmt),
                          tip=f"Save the plot under focus as a {fmt.upper()} file")
         file_menu.addAction(action)
         window.export_actions[fmt] = action
@@ -160,6 +174,10 @@ def _build_view_menu(window: MainWindow, view_menu: QMenu) -> None:
     action.toggled.connect(presentation.set_enabled)
     presentation.toggled.connect(action.setChecked)
     view_menu.addAction(action)
+    window.reset_layout_action = _action(
+        window, "&Reset Layout", window.reset_layout,
+        tip="Show the Columns and Analysis panels again, docked and sized for this window")
+    view_menu.addAction(window.reset_layout_action)
     view_menu.addSeparator()
 
     group = QActionGroup(window)
@@ -174,8 +192,65 @@ def _build_view_menu(window: MainWindow, view_menu: QMenu) -> None:
         window.palette_actions[name] = action
 
 
+def _build_analysis_menu(window: MainWindow, menu: QMenu) -> None:
+    """Draw again, Hide true values and Release…: the result preview's buttons and the
+    panel's check box, with shortcuts, enabled when the buttons are."""
+    result = window.result_panel
+    window.draw_again_action = _action(
+        window, "&Draw Again", lambda: result.draw_again.click(), shortcut="Ctrl+R",
+        tip="Simulate another release at the same settings")
+    _ButtonWatch(window.draw_again_action, result.draw_again)
+    menu.addAction(window.draw_again_action)
+
+    session = window.session
+    window.hide_true_action = action = QAction("&Hide True Values", window)
+    action.setCheckable(True)
+    action.setShortcut(QKeySequence("Ctrl+H"))
+    action.setStatusTip(GLOSSARY["hide_true"])
+    action.setChecked(session.hide_true)
+    action.toggled.connect(session.set_hide_true)
+
+    def follow_session(aspect: str) -> None:
+        if action.isChecked() != session.hide_true:
+            action.blockSignals(True)
+            action.setChecked(session.hide_true)
+            action.blockSignals(False)
+
+    session.changed.connect(follow_session)
+    menu.addAction(action)
+    menu.addSeparator()
+
+    window.release_action = _action(
+        window, "&Release…", lambda: result.release_button.click(), shortcut="Ctrl+Shift+R",
+        tip="Make a real release of the analysis on screen (asks for confirmation first)")
+    _ButtonWatch(window.release_action, result.release_button)
+    menu.addAction(window.release_action)
+
+
+class _ButtonWatch(QObject):
+    """Keeps an action enabled when its button is, its status tip the button's reason."""
+
+    def __init__(self, action: QAction, button: QAbstractButton) -> None:
+        super().__init__(action)
+        self._action, self._button = action, button
+        button.installEventFilter(self)
+        self.sync()
+
+    def sync(self) -> None:
+        self._action.setEnabled(self._button.isEnabled())
+        if tip := self._button.toolTip():
+            self._action.setStatusTip(tip)
+            self._action.setToolTip(tip)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() in (QEvent.Type.EnabledChange, QEvent.Type.ToolTipChange):
+            self.sync()
+        return False
+
+
 def _action(window: MainWindow, text: str, slot: Callable[..., Any], *,
-            shortcut: str | None = None, tip: str | None = None) -> QAction:
+            shortcut: str | QKeySequence.StandardKey | None = None,
+            tip: str | None = None) -> QAction:
     """A window action running ``slot``, with an optional shortcut and status tip."""
     action = QAction(text, window)
     if shortcut is not None:

@@ -5,6 +5,10 @@ Jobs are the engine's pure functions ``fn(*args, state=state)`` (see
 job with a key cancels the previous one with that key — its ``state.cancelled()`` turns
 true, and whatever it returns is dropped. One worker thread runs them in order (Orange3's
 and napari's pattern), so a stale job that has not started yet costs nothing.
+
+Whether a result is still wanted is decided on the UI thread, when it is delivered: a job
+that ended just before a newer request with its key was made must not answer that request
+(nor say its key is idle while the newer job runs).
 """
 
 from __future__ import annotations
@@ -41,14 +45,19 @@ class _State:
 class JobRunner(QObject):
     """One worker thread; per-key generations decide which result is still wanted.
 
-    Signals are emitted from the worker thread; Qt queues them to receivers living in the
-    UI thread, so slots run there.
+    ``sig_finished``, ``sig_failed`` and a job's end in ``sig_busy`` are emitted on the
+    thread the runner lives in (the UI thread), and only for the newest request of a key;
+    ``sig_progress`` comes from the worker thread (Qt queues it to receivers in the UI
+    thread).
     """
 
     sig_finished = Signal(str, object)   # key, result
     sig_failed = Signal(str, str)        # key, one-line message
     sig_progress = Signal(str, float, str)
     sig_busy = Signal(str, bool)         # key, whether a job for it is under way
+    # From the worker thread to this object's thread: key, generation, result or message.
+    _sig_done = Signal(str, int, object)
+    _sig_error = Signal(str, int, str)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -57,6 +66,8 @@ class JobRunner(QObject):
         self._generations: dict[str, int] = {}
         self._counter = itertools.count(1)
         self._futures: dict[str, Future] = {}
+        self._sig_done.connect(self._deliver)
+        self._sig_error.connect(self._deliver_error)
 
     def _generation(self, key: str) -> int:
         with self._lock:
@@ -91,17 +102,27 @@ class JobRunner(QObject):
             return
         except EngineError as err:
             if self.is_current(key, generation):
-                self.sig_failed.emit(key, str(err))
-                self.sig_busy.emit(key, False)
+                self._sig_error.emit(key, generation, str(err))
             return
         except Exception as err:  # a bug: say so in one line, keep the details on stderr
             traceback.print_exc()
             if self.is_current(key, generation):
-                self.sig_failed.emit(key, f"internal error: {type(err).__name__}: {err}")
-                self.sig_busy.emit(key, False)
+                self._sig_error.emit(key, generation,
+                                     f"internal error: {type(err).__name__}: {err}")
             return
         if self.is_current(key, generation):
+            self._sig_done.emit(key, generation, result)
+
+    def _deliver(self, key: str, generation: int, result: Any) -> None:
+        # Checked again here: a newer request may have come while this one waited in the
+        # event queue.
+        if self.is_current(key, generation):
             self.sig_finished.emit(key, result)
+            self.sig_busy.emit(key, False)
+
+    def _deliver_error(self, key: str, generation: int, message: str) -> None:
+        if self.is_current(key, generation):
+            self.sig_failed.emit(key, message)
             self.sig_busy.emit(key, False)
 
     def wait(self, key: str, timeout: float = 30.0) -> None:

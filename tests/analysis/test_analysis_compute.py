@@ -42,7 +42,7 @@ def settings_for(dataset, column: str, **kw) -> tuple[Choices, np.ndarray]:
 def test_utility_curves_on_the_column(survey):
     s, values = settings_for(survey, "age")
     result = utility(s, values, reps=120, mc_epsilons=EPS)
-    by_kind = {(c.trust_model, c.kind): c for c in result.curves}
+    by_kind = {(c.trust_model, c.kind): c for c in result.curves if c.primary}
     analytic = by_kind[("central", "analytic")]
     simulated = by_kind[("central", "simulation")]
     assert np.all(simulated.error > 0) and np.all(np.diff(simulated.error) < 0)
@@ -206,17 +206,20 @@ def _imputing(**kw) -> tuple[Choices, np.ndarray]:
     return replace(s, **kw), values
 
 
-def test_an_imputing_release_counts_every_row_and_its_line_says_noise_only():
+def test_an_imputing_release_counts_every_row_and_its_line_includes_the_bias():
     """Imputation makes every row count: the curves' n is the rows (before: the present
-    values); the analytic line leaves out what imputing and clamping move the mean by,
-    so it is flagged and a note says by how much (analyst only)."""
+    values); the analytic line includes what imputing and clamping move the mean by
+    (issue 12: before, it was the noise alone, flagged "noise only"), and a note says by
+    how much (analyst only)."""
     s, values = _imputing()
     res = utility(s, values, reps=20, mc_epsilons=np.array([1.0]),
                           line_epsilons=np.array([1.0]), compare=False)
     assert res.n == 200
     assert any("on the 200 rows (missing values imputed)" in n for n in res.notes)
     [line] = [c for c in res.curves if c.kind == "analytic"]
-    assert line.noise_only
+    assert not line.noise_only and line.bias == pytest.approx(-14.0)
+    noise = np.sqrt(2) * 40.0 / 1.0 / 200  # Laplace sum over a public n = 200
+    assert line.error[0] == pytest.approx(np.hypot(noise, 14.0), rel=1e-6)
     # Release's expectation: mean of (10, 0, 30, 0, 40) = 16; truth: mean of 10, 30, 50.
     assert release_bias(s, values) == pytest.approx(16.0 - 30.0)
     assert any("by -14 from the true mean" in n for n in res.notes)

@@ -125,19 +125,22 @@ def test_vectorized_category_column_matches_row_by_row(yes_no):
 
 
 def _old_guess_type(series: pd.Series) -> ColumnType:
-    """The type guess as first written: every row, no shortcuts."""
+    """The type guess on every row, no shortcuts (0/1 codes categorical since issue 12)."""
     values = series.dropna()
     if len(values) == 0:
         return ColumnType.TEXT
     if pd.api.types.is_bool_dtype(values.dtype):
         return ColumnType.BOOLEAN
     if pd.api.types.is_numeric_dtype(values.dtype):
-        return ColumnType.BOOLEAN if set(pd.unique(values)) <= {0, 1} else ColumnType.NUMERIC
+        return ColumnType.CATEGORICAL if set(pd.unique(values)) <= {0, 1} else ColumnType.NUMERIC
     if pd.api.types.is_datetime64_any_dtype(values.dtype):
         return ColumnType.TEXT
     text = values.astype(str).str.strip()
     distinct = pd.unique(text.str.lower())
-    if len(distinct) <= 2 and set(distinct) <= (YES_SPELLINGS | NO_SPELLINGS):
+    if set(distinct) <= {"0", "1"}:
+        return ColumnType.CATEGORICAL
+    words = (YES_SPELLINGS | NO_SPELLINGS) - {"0", "1", "0.0", "1.0"}
+    if len(distinct) <= 2 and set(distinct) <= words:
         return ColumnType.BOOLEAN
     if pd.to_numeric(text, errors="coerce").notna().all():
         return ColumnType.NUMERIC

@@ -95,7 +95,8 @@ def test_domain_text(schema):
 
 def test_schema_dict_round_trip(schema):
     data = schema.to_dict()
-    assert data["schema_version"] == SCHEMA_VERSION == 1
+    # Version 2 added value labels; a schema without them is written as version 1.
+    assert SCHEMA_VERSION == 2 and data["schema_version"] == 1
     assert Schema.from_dict(json.loads(json.dumps(data))) == schema
 
 
@@ -116,7 +117,8 @@ def test_save_schema_failure_is_a_data_error(tmp_path, schema):
 
 @pytest.mark.parametrize(
     ("version", "message"),
-    [(None, "no schema_version"), (2, "newer than this DP Studio"), ("1", "unsupported")],
+    [(None, "no schema_version"), (3, "newer than this DP Studio"), ("1", "unsupported"),
+     (True, "unsupported")],
 )
 def test_schema_version_is_checked(schema, version, message):
     data = schema.to_dict()
@@ -188,7 +190,7 @@ def test_guess_types():
     assert guess_types(df) == {
         "age": ColumnType.NUMERIC,
         "bmi": ColumnType.NUMERIC,
-        "flag01": ColumnType.BOOLEAN,
+        "flag01": ColumnType.CATEGORICAL,  # 0/1 codes, shown as they are (issue 12)
         "answer": ColumnType.BOOLEAN,
         "truth": ColumnType.BOOLEAN,
         "region": ColumnType.CATEGORICAL,
@@ -237,5 +239,5 @@ def test_guessing_numeric_columns_in_blocks_follows_the_per_column_rules(monkeyp
         monkeypatch.setattr(schema_module, "_GUESS_BLOCK_CELLS", block)
         assert schema_module.guess_types(df) == expected
     assert expected["all_nan"] is schema_module.ColumnType.TEXT
-    assert expected["zero_one"] is schema_module.ColumnType.BOOLEAN
+    assert expected["zero_one"] is schema_module.ColumnType.CATEGORICAL  # 0/1 codes
     assert expected["nullable_big"] is schema_module.ColumnType.NUMERIC

@@ -75,7 +75,13 @@ def test_the_report_renders_to_pdf_and_html(qapp, spec, values):
     doc.setHtml(html)
     doc.setTextWidth(800)
     assert doc.size().height() > 1000 and "Budget history" in doc.toPlainText()
-    assert "clamped" not in html.lower()
+    # The public clamping note states the procedure; the analyst-only figures (how many
+    # values were clamped, the bias) never appear (issue 12 asks for the note: item 14).
+    low = html.lower()
+    assert ("clamping: values outside the declared bounds" in low) == (spec.query == "mean")
+    for analyst_only in ("values are outside", "records used", "analyst's copy", "bias",
+                         "widen the bounds"):
+        assert analyst_only not in low
 
 
 def test_each_plot_is_drawn(qapp):
@@ -114,6 +120,12 @@ def test_a_project_release_with_report_and_no_raw_data(qapp, tmp_path):
     assert {"r0001-mean-age.report.html", "r0001-mean-age.report.pdf"} <= names
     for f in rec.files:
         body = f.path.read_bytes()
-        assert b"SECRET" not in body and b"4.2424242" not in body and b"clamped" not in body
+        assert b"SECRET" not in body and b"4.2424242" not in body
+        # Only the report's public clamping note may name clamping; no file carries the
+        # analyst-only figures (the count clamped, the bias, the analyst's copy).
+        assert b"clamped" not in body or f.name.endswith((".report.html", ".report.pdf"))
+        for analyst_only in (b"values are outside", b"records used", b"Analyst's copy",
+                             b"bias", b"widen the bounds"):
+            assert analyst_only not in body
     manifest = json.loads((tmp_path / "out" / "r0001-mean-age.manifest.json").read_text())
     assert {e["role"] for e in manifest["files"]} >= {"report/html", "report/pdf"}

@@ -7,8 +7,16 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pyqtgraph as pg
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QFileDialog,
+    QLabel,
+    QTabBar,
+    QVBoxLayout,
+    QWidget,
+)
 
 from dpstudio.ui import style
 from dpstudio.ui.export_plot import PlotFocusTracker, export_plot, suggested_file_name
@@ -188,3 +196,177 @@ def test_long_vertical_labels_use_their_short_form_while_presenting(qtbot, host)
     assert item.getAxis("bottom").labelText == "Type I error α (false alarm)"  # room enough
     mode.set_enabled(False)
     assert item.getAxis("left").labelText == "Type II error β (missed detection)"
+
+
+# --- presentation mode on the main window (issue 12, item 13) -------------------------------
+
+
+def _shown_window(qtbot, monkeypatch, width, height):
+    from dpstudio.data import open_dataset, sample_path
+    from dpstudio.ui import session as session_module
+    from dpstudio.ui.main_window import MainWindow
+
+    monkeypatch.setattr(session_module.Analysis, "planned_comparisons", False)
+    win = MainWindow(open_dataset(sample_path("survey")))
+    qtbot.addWidget(win)
+    win.resize(width, height)
+    win.show()
+    qtbot.waitExposed(win)
+    win.activateWindow()
+    qtbot.waitUntil(win.isActiveWindow, timeout=3000)
+    assert win.analysis.wait_idle(30)
+    return win
+
+
+def _layout(win):
+    """What a person sees of the layout: which docks show, and how wide everything is."""
+    def shown(dock):  # a dock behind another's tab is visible, but moved off-screen
+        return dock.isVisible() and not dock.visibleRegion().isEmpty()
+
+    return {"size": (win.width(), win.height()), "tabs": win.tabs.width(),
+            "docks": {d.objectName(): (shown(d), d.width() if shown(d) else None)
+                      for d in (win.columns_dock, win.analysis_dock)}}
+
+
+def _controls_need(win):
+    """The Analysis controls' narrowest unclipped width: their own minimum and a scroll bar."""
+    from PySide6.QtWidgets import QStyle
+
+    panel = win.analysis_panel
+    bar = panel.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+    return panel.widget().minimumSizeHint().width() + bar + 2 * panel.frameWidth()
+
+
+def _close(win):
+    win.close()
+    win.analysis.shutdown()
+    win.projects.shutdown()
+
+
+def _press(qtbot, win, key):
+    qtbot.keyClick(win, key)
+    qtbot.wait(50)
+
+
+def test_presenting_at_800x800_hides_truths_enlarges_text_and_puts_the_layout_back(
+        qtbot, monkeypatch, config_dir):
+    win = _shown_window(qtbot, monkeypatch, 800, 800)
+    useful = _controls_need(win)
+    assert useful >= 300  # the controls' own minimum, not a sliver
+    before = _layout(win)
+    assert win.width() <= 800  # the layout fits the small screen
+    assert win.analysis_dock.width() >= useful
+    assert win.result_panel.plotted()["truth"] is not None  # the analyst sees the truth
+    note = win.result_panel.notes  # a "font-size: 9pt" note beside the plots
+    note_points = note.font().pointSizeF()
+    base = win.font().pointSizeF()
+
+    _press(qtbot, win, Qt.Key.Key_F11)
+    assert win.presentation.enabled
+    assert not win.analysis_dock.isVisible() and not win.columns_dock.isVisible()
+    assert win.tabs.width() == win.width()  # the plots get the whole width
+    bar = win.presentation_bar
+    assert bar.isVisible() and bar.leave_button.isVisible()  # controls reduced to ε
+    assert bar.epsilon.value() == win.session.epsilon
+    assert "odds" in bar.odds.text()
+    assert win.session.hide_true and win.hide_true_action.isChecked()
+    assert win.analysis.wait_idle(30)
+    assert win.result_panel.plotted()["truth"] is None
+    assert "true value" not in win.result_panel.summary.text()
+    assert win.font().pointSizeF() == pytest.approx(1.5 * base)
+    assert note.font().pointSizeF() == pytest.approx(1.5 * note_points, abs=0.5)
+    assert bar.odds.font().pointSizeF() == pytest.approx(1.5 * base)
+
+    # The one control left works: ε from the bar reaches the analysis.
+    bar.epsilon.spin.setFocus()
+    bar.epsilon.spin.selectAll()
+    qtbot.keyClicks(bar.epsilon.spin, "2")
+    qtbot.keyClick(bar.epsilon.spin, Qt.Key.Key_Return)
+    assert win.session.epsilon == 2.0
+
+    qtbot.mouseClick(bar.leave_button, Qt.MouseButton.LeftButton)
+    assert not win.presentation.enabled and not bar.isVisible()
+    qtbot.wait(50)
+    assert _layout(win) == before
+    assert win.analysis_dock.width() >= useful
+    assert not win.session.hide_true and not win.hide_true_action.isChecked()
+    assert note.font().pointSizeF() == pytest.approx(note_points)
+    _close(win)  # saves the layout
+
+    from dpstudio.data import open_dataset, sample_path
+    from dpstudio.ui.main_window import MainWindow
+
+    again = MainWindow(open_dataset(sample_path("survey")))  # a restart
+    qtbot.addWidget(again)
+    again.show()
+    qtbot.waitExposed(again)
+    # Qt's restoreGeometry fits the window and its frame inside the 800×800 screen (a few
+    # pixels less): the docks are as they were.
+    assert _layout(again)["docks"] == before["docks"]
+    assert again.analysis_dock.width() >= useful
+    _close(again)
+
+
+def test_true_values_hidden_before_presenting_stay_hidden_after(qtbot, monkeypatch, config_dir):
+    win = _shown_window(qtbot, monkeypatch, 1400, 900)
+    qtbot.keyClick(win, Qt.Key.Key_H, Qt.KeyboardModifier.ControlModifier)
+    assert win.session.hide_true and win.analysis_panel.hide_true.isChecked()
+    before = _layout(win)
+    _press(qtbot, win, Qt.Key.Key_F11)
+    assert win.isFullScreen()
+    _press(qtbot, win, Qt.Key.Key_F11)
+    assert not win.presentation.enabled and not win.isFullScreen()
+    assert win.session.hide_true  # as it was before presenting
+    assert _layout(win) == before  # 1400×900: full screen and back, the layout unchanged
+    _close(win)
+
+
+def test_a_layout_saved_with_a_crushed_dock_comes_back_usable(qtbot, monkeypatch, config_dir):
+    """Before, leaving presentation mode on a small screen left the Analysis dock 60 px
+    wide, and the layout was saved so: a restart must not bring the sliver back."""
+    from dpstudio.data import open_dataset, sample_path
+    from dpstudio.ui.main_window import MainWindow
+
+    win = _shown_window(qtbot, monkeypatch, 1400, 900)
+    win.analysis_dock.setMinimumWidth(0)  # as before: nothing kept the dock usable
+    win.resizeDocks([win.analysis_dock], [60], Qt.Orientation.Horizontal)
+    qtbot.waitUntil(lambda: win.analysis_dock.width() < 100, timeout=2000)
+    _close(win)
+
+    again = MainWindow(open_dataset(sample_path("survey")))
+    qtbot.addWidget(again)
+    again.show()
+    qtbot.waitExposed(again)
+    assert again.analysis_dock.width() >= _controls_need(again)
+    _close(again)
+
+
+def test_reset_layout_brings_back_hidden_and_floating_docks(qtbot, monkeypatch, config_dir):
+    win = _shown_window(qtbot, monkeypatch, 1400, 900)
+    before = _layout(win)
+    win.columns_dock.hide()
+    win.analysis_dock.setFloating(True)
+    assert not win.columns_dock.isVisible()
+    view_menu = next(a.menu() for a in win.menuBar().actions() if a.text() == "&View")
+    assert win.reset_layout_action in view_menu.actions()
+    win.reset_layout_action.trigger()
+    qtbot.wait(50)
+    assert not win.analysis_dock.isFloating() and win.columns_dock.isVisible()
+    assert _layout(win) == before  # the default layout of a 1400×900 window
+    assert win.tabifiedDockWidgets(win.analysis_dock) == []
+    _close(win)
+
+
+def test_the_default_layout_of_a_small_screen_shares_one_area(qtbot, monkeypatch, config_dir):
+    small = _shown_window(qtbot, monkeypatch, 800, 800)
+    assert small.width() == 800
+    # 800 px: Columns and Analysis share one tabbed area, the controls in front.
+    assert small.columns_dock in small.tabifiedDockWidgets(small.analysis_dock)
+    tab_bar = next(bar for bar in small.findChildren(QTabBar)
+                   if [bar.tabText(i) for i in range(bar.count())] == ["Analysis", "Columns"])
+    assert tab_bar.currentIndex() == 0  # the controls in front
+    qtbot.mouseClick(tab_bar, Qt.MouseButton.LeftButton, pos=tab_bar.tabRect(1).center())
+    qtbot.waitUntil(lambda: not small.columns_dock.visibleRegion().isEmpty(), timeout=2000)
+    assert small.columns_dock.width() >= _controls_need(small)
+    assert small.schema_panel.table.isVisible()
+    _close(small)

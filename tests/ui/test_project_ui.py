@@ -177,8 +177,10 @@ def test_release_a_mean_through_the_dialog(window, qtbot, tmp_path, monkeypatch)
     figures = window.analysis_panel.budget_panel.figures()
     assert figures["spent_epsilon"] == pytest.approx(0.6)
     assert figures["remaining_epsilon"] == pytest.approx(1.0 - 0.6 - 0.6)
-    assert "ε 0.4," in window.analysis_panel.budget_panel.left_label.text()
-    assert "(1 release)" in window.analysis_panel.budget_panel.spent_label.text()
+    # In words that add up: the second 0.6 is this release, not spent (issue 12 item 8).
+    panel = window.analysis_panel.budget_panel
+    assert panel.words.text() == "ε 0.6 spent + 0.6 this release of 1 → 0.2 over"
+    assert "1 real release of survey.csv" in panel.words.toolTip()
     assert not window.analysis_panel.budget_panel.total_eps.isEnabled()
     # Closing the project falls back to the session-level budget.
     assert window.projects.close_project()
@@ -187,23 +189,26 @@ def test_release_a_mean_through_the_dialog(window, qtbot, tmp_path, monkeypatch)
     assert window.ledger_view.rows() == [] and "study" not in window.windowTitle()
 
 
-def test_a_release_over_budget_shows_what_is_left_and_writes_nothing(
+def test_a_release_over_budget_is_refused_before_the_click_and_writes_nothing(
         window, qtbot, tmp_path, monkeypatch, messages):
+    """Issue 12 item 9 changed this: the second release is refused by the Release…
+    button itself (disabled, the reason its tooltip), not by a pop-up after the click."""
     project = _create(window, tmp_path)
     window.session.set_epsilon(0.6)
     confirm = Confirm(monkeypatch)
     _release(window, qtbot)
     out = project.parent / "study-releases"
     before = _files(out)
-    # The second one is refused before the confirmation: nothing drawn, nothing written.
-    qtbot.mouseClick(window.result_panel.release_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: bool(messages), timeout=TIMEOUT_MS)
-    kind, title, text = messages[-1]
-    assert (kind, title) == ("warning", "Budget exceeded")
-    assert "only ε = 0.4" in text and "is left" in text
+    button = window.result_panel.release_button
+    assert not button.isEnabled() and button.text() == "Release… (over budget)"
+    assert button.toolTip() == (
+        "Over budget: this release needs ε 0.6, but only ε 0.4 of 1 is left for survey.csv "
+        "in study.dpstudio; lower it, or use the remaining ε (budget panel).")
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    qtbot.wait(200)
+    assert messages == [] and window.projects.busy is None
     assert len(confirm.dialogs) == 1 and _files(out) == before
     assert len(window.ledger_view.rows()) == 1
-    assert window.result_panel.release_button.isEnabled()  # ready to try a smaller ε
 
 
 def test_budget_spent_elsewhere_while_confirming_refuses_the_release(

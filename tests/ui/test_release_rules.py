@@ -47,9 +47,9 @@ class Project:
         return {"relation": self.relation}
 
 
-def _problem(session=None, project=None, record=None, busy=None, tamper=()):
+def _problem(session=None, project=None, record=None, busy=None, tamper=(), budget=None):
     return release_problem(session or Session(), project, record, busy=busy,
-                           tamper=list(tamper))
+                           tamper=list(tamper), budget=budget)
 
 
 def test_before_the_analysis_the_application_says_what_it_knows():
@@ -96,3 +96,34 @@ def test_a_central_release_needs_the_datasets_relation(budgeted, chosen):
     session = Session(relation=chosen)
     assert _problem(session, Project(budgeted)) == CENTRAL_RELATION.format(budgeted)
     assert _problem(Session(relation=budgeted), Project(budgeted)) is None
+
+
+def _figures(total=("1", "1e-5"), spent=("0", "0"), this=("1", "0"), **kw):
+    from decimal import Decimal
+
+    from dpstudio.ui.budget_figures import BudgetFigures
+
+    pair = lambda p: tuple(Decimal(x) for x in p)  # noqa: E731
+    return BudgetFigures(pair(total), pair(spent), pair(this), project="study.dpstudio",
+                         dataset="survey.csv", **kw)
+
+
+def test_a_release_that_does_not_fit_is_refused_with_what_is_left():
+    """Issue 12 item 9: the button says it before the click (before: a pop-up after)."""
+    def problem(figures):
+        return _problem(Session(), Project(), budget=figures)
+
+    assert problem(_figures(spent=("0.3", "0"), this=("0.7", "0"))) is None  # exactly fits
+    assert problem(_figures(spent=("0.6", "0"), this=("0.6", "0"))) == (
+        "Over budget: this release needs ε 0.6, but only ε 0.4 of 1 is left for survey.csv "
+        "in study.dpstudio; lower it, or use the remaining ε (budget panel).")
+    assert problem(_figures(spent=("0.2", "1e-5"), this=("0.5", "1e-6"))) == (
+        "Over budget: the δ budget of survey.csv in study.dpstudio is used up (δ 1e-05 of "
+        "1e-05 spent); only a mechanism without δ (pure ε-DP) can still be released.")
+    assert problem(_figures(spent=("0.6", "0"), this=("1.1", "0"), fixed=True)) == (
+        "Over budget: this release needs ε 1.1, but only ε 0.4 of 1 is left for survey.csv "
+        "in study.dpstudio; a mechanism parameter fixes this ε: change it to release.")
+    # What the analyst may use instead: exactly what is left.
+    assert _figures(spent=("0.35", "0"), this=("0.8", "0")).usable() == (0.65, None)
+    assert _figures(spent=("0.6", "0"), this=("1.1", "0"), fixed=True).usable() == (None, None)
+    assert _figures(spent=("0.2", "9e-6"), this=("0.5", "2e-6")).usable() == (None, 1e-6)

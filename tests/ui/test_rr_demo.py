@@ -1,4 +1,4 @@
-"""The randomized-response classroom demo and the sensitivity questionnaire."""
+"""The randomized-response classroom demo (the questionnaire: test_questionnaire.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pytest
 
-from dpstudio.ui.questionnaire import QuestionnaireDialog, propose
 from dpstudio.ui.rr_demo import (
     Z_95,
     RRDemoDialog,
@@ -85,45 +84,11 @@ def test_choosing_p_or_epsilon(qtbot):
     assert "ε = 1.00" in dialog.privacy_label.text()
 
 
-def test_questionnaire_proposals():
-    public = propose("public", "public")
-    assert (public.epsilon, public.delta) == (2.0, 1e-5)
-    high = propose("low", "high")
-    assert (high.epsilon, high.delta, high.level) == (0.25, 1e-8, "high")
-    p = propose("severe", "moderate", n_rows=2000)
-    assert (p.epsilon, p.delta) == (0.1, 1e-9)
-    assert "Severe harm of disclosure" in p.rationale and "×1.11" in p.rationale
-    assert propose("public", "low", n_rows=10_000_000).delta == 1e-9  # δ below 1/(100 n)
-    with pytest.raises(ValueError):
-        propose("huge", "low")
-
-
-def test_questionnaire_dialog_emits_the_pair(qtbot):
-    dialog = QuestionnaireDialog(n_rows=2000, answers={"harm": "high", "sensitivity": "low"})
-    qtbot.addWidget(dialog)
-    assert dialog.answers() == {"harm": "high", "sensitivity": "low"}
-    assert "ε = 0.25" in dialog.proposal_label.text()
-    dialog.set_answers("low", "low")
-    assert "ε = 1," in dialog.proposal_label.text()
-    with qtbot.waitSignal(dialog.budget_chosen) as blocker:
-        dialog.use_button.click()
-    assert blocker.args == [1.0, 1e-6]
-
-
-def test_questionnaire_from_the_tools_menu_sets_the_budget(qtbot, monkeypatch):
+def test_rr_demo_from_the_tools_menu(qtbot):
     from dpstudio.data import open_dataset, sample_path
     from dpstudio.ui.main_window import MainWindow
 
     window = MainWindow(open_dataset(sample_path("survey")))
     qtbot.addWidget(window)
-    calls = []
-    monkeypatch.setattr(window.session, "set_budget", lambda e, d=None: calls.append((e, d)))
-    window.questionnaire_action.trigger()
-    dialog = window.findChild(QuestionnaireDialog)
-    dialog.set_answers("severe", "high")
-    dialog.use_button.click()
-    assert calls == [(0.1, 1e-9)]
-    assert window.settings.last_choices["questionnaire"] == {"harm": "severe",
-                                                             "sensitivity": "high"}
     window.rr_demo_action.trigger()
     assert window.findChild(RRDemoDialog) is not None

@@ -49,9 +49,9 @@ def test_every_epsilon_on_the_screen_is_the_randomizers(window, qtbot):
     panel = window.analysis_panel
     # The budget panel's visible text follows the parameter by itself (before: it kept
     # the slider's ε 1 until something else refreshed it).
-    assert "this one: ε 1.1," in panel.budget_panel.spent_label.text()
+    assert "+ 1.09861 this release of" in panel.budget_panel.words.text()
     total = panel.budget_panel.figures()["total_epsilon"]
-    assert f"{LN3 / total:.0%} of ε used" in panel.budget_panel.bar.format()
+    assert panel.budget_panel.bar.parts()["this"] == pytest.approx(LN3 / total)
     # The trade-off plot's title, and the privacy–utility marker, at the same ε.
     assert window.tradeoff_plot.result.epsilon == pytest.approx(LN3)
     assert window.tradeoff_plot.getPlotItem().titleLabel.text.startswith(
@@ -67,7 +67,7 @@ def test_every_epsilon_on_the_screen_is_the_randomizers(window, qtbot):
     window.session.set_epsilon(3.0)  # e.g. a restored session: still ln 3 everywhere
     assert window.analysis.wait_idle(TIMEOUT)
     assert plot.marker_epsilon() == pytest.approx(LN3)
-    assert "this one: ε 1.1," in panel.budget_panel.spent_label.text()
+    assert "+ 1.09861 this release of" in panel.budget_panel.words.text()
 
     window.grab().save(str(window.session.dataset.path.parent / "rr_p.png"))
 
@@ -75,6 +75,6 @@ def test_every_epsilon_on_the_screen_is_the_randomizers(window, qtbot):
     window.session.set_param("p", 0.0)
     assert window.analysis.wait_idle(TIMEOUT)
     assert panel.epsilon.isEnabled()
-    assert "this one: ε 3," in panel.budget_panel.spent_label.text()
+    assert "+ 3 this release of" in panel.budget_panel.words.text()
     assert plot.marker_epsilon() == pytest.approx(3.0)
     assert window.tradeoff_plot.result.epsilon == pytest.approx(3.0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -12,7 +13,7 @@ from PySide6.QtGui import QImage
 
 from dpstudio.ui import display
 from dpstudio.ui.app import run_app
-from dpstudio.ui.display import NO_DISPLAY_MESSAGE, display_problem
+from dpstudio.ui.display import display_problem
 
 
 def _distinct_colours(image: QImage) -> int:
@@ -47,16 +48,69 @@ def test_unwritable_screenshot_fails_cleanly(qtbot, tmp_path, capsys):
 @pytest.fixture
 def no_display(monkeypatch):
     monkeypatch.setattr(display.sys, "platform", "linux")
-    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM", "MAKELEVEL"):
         monkeypatch.delenv(name, raising=False)
 
 
+def on_path(monkeypatch, *programs: str) -> None:
+    """Pretend that only ``programs`` are installed (what shutil.which finds)."""
+    monkeypatch.setattr(shutil, "which",
+                        lambda name, *a, **k: f"/usr/bin/{name}" if name in programs else None)
+
+
 def test_display_problem_without_display(no_display, monkeypatch):
-    assert display_problem() == NO_DISPLAY_MESSAGE
-    assert "xvfb-run make run" in NO_DISPLAY_MESSAGE and "--screenshot" in NO_DISPLAY_MESSAGE
+    on_path(monkeypatch, "xvfb-run")
+    message = display_problem()
+    assert message is not None and "\n" not in message
+    assert "no display" in message and "--screenshot" in message
     for platform in ("xcb", "wayland", "wayland;xcb"):
         monkeypatch.setenv("QT_QPA_PLATFORM", platform)
-        assert display_problem() == NO_DISPLAY_MESSAGE, platform
+        assert "no display" in display_problem(), platform
+
+
+def test_with_xvfb_run_installed_it_suggests_running_under_it(no_display, monkeypatch, capsys):
+    on_path(monkeypatch, "xvfb-run", "apt-get")
+    assert run_app() == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "`xvfb-run -a dpstudio`" in err and "`dpstudio --screenshot shot.png`" in err
+    assert "not installed" not in err and "apt-get" not in err
+
+
+def test_without_xvfb_run_it_suggests_what_works_here(no_display, monkeypatch, capsys):
+    on_path(monkeypatch, "apt-get")
+    assert run_app() == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "xvfb-run is not installed" in err
+    assert "`dpstudio --screenshot shot.png` (no display needed)" in err
+    assert "`sudo apt-get install xvfb`" in err
+    on_path(monkeypatch)  # no package manager it knows either
+    message = display_problem()
+    assert "install Xvfb (it provides xvfb-run)" in message and "sudo" not in message
+
+
+def test_under_make_it_suggests_make_run(no_display, monkeypatch):
+    on_path(monkeypatch, "xvfb-run")
+    monkeypatch.setenv("MAKELEVEL", "1")
+    assert "`xvfb-run -a make run`" in display_problem()
+
+
+def test_it_names_the_program_as_it_was_started(no_display, monkeypatch, tmp_path):
+    # .venv/bin/dpstudio, not on PATH: the suggestion must be a command that runs here.
+    program = tmp_path / ".venv" / "bin" / "dpstudio"
+    program.parent.mkdir(parents=True)
+    program.write_text("")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(display.sys, "argv", [str(program)])
+    on_path(monkeypatch)
+    assert "`.venv/bin/dpstudio --screenshot shot.png`" in display_problem()
+
+
+def test_a_chosen_display_platform_needs_offscreen_for_a_screenshot(no_display, monkeypatch):
+    on_path(monkeypatch, "xvfb-run")
+    monkeypatch.setenv("QT_QPA_PLATFORM", "xcb")
+    assert "`QT_QPA_PLATFORM=offscreen dpstudio --screenshot shot.png`" in display_problem()
 
 
 def test_no_problem_offscreen_or_with_a_display(no_display, monkeypatch):
@@ -77,7 +131,7 @@ def test_no_problem_off_linux(no_display, monkeypatch):
 
 def test_run_app_without_display_exits_1(no_display, capsys):
     assert run_app() == 1
-    assert capsys.readouterr().err.strip() == NO_DISPLAY_MESSAGE
+    assert capsys.readouterr().err.strip() == display_problem()
 
 
 def test_run_app_shows_the_window_and_runs_the_event_loop(tmp_path):

@@ -56,6 +56,28 @@ def test_keys_are_independent_and_cancel_drops_the_result(qtbot, runner):
     assert got == [("a", "A")]
 
 
+def test_a_result_that_ends_just_before_a_newer_request_is_dropped(qtbot, runner):
+    # The first job ends in the worker, its answer still waiting in the event queue, when
+    # a newer request with its key comes: the answer is stale, and the key is not idle.
+    got, busy = [], []
+    runner.sig_finished.connect(lambda k, r: got.append(r))
+    runner.sig_busy.connect(lambda k, b: busy.append(b))
+    runner.submit("k", slow, "old", steps=1)
+    runner.wait("k")
+    release = threading.Event()
+
+    def newer(state):
+        release.wait(5)
+        return "new"
+
+    runner.submit("k", newer)
+    QCoreApplication.processEvents()
+    assert got == [] and busy[-1] is True
+    release.set()
+    qtbot.waitUntil(lambda: got == ["new"], timeout=5000)
+    assert busy[-1] is False
+
+
 def test_engine_errors_become_one_line_messages(qtbot, runner):
     def bad(state):
         raise QueryError("bounds are reversed")

@@ -19,7 +19,8 @@ Modules
 -------
 :mod:`~dpstudio.engine.queries.spec` (:class:`QuerySpec`, its validation, sensitivities),
 :mod:`~dpstudio.engine.queries.result` (:class:`Release`),
-:mod:`~dpstudio.engine.queries.columns` (missing values, category codes),
+:mod:`~dpstudio.engine.queries.columns` (missing values, category codes, encoded by
+:mod:`~dpstudio.engine.queries.codes`),
 :mod:`~dpstudio.engine.queries.sums` (the bounded-sum primitive and its plans),
 :mod:`~dpstudio.engine.queries.numeric` (count, sum, mean and variance releases),
 :mod:`~dpstudio.engine.queries.histogram`, :mod:`~dpstudio.engine.queries.quantile`,
@@ -29,7 +30,12 @@ the submodules are its layout, not its interface.
 
 from __future__ import annotations
 
-from dpstudio.engine.queries.columns import category_codes, present_mask, row_codes
+from dpstudio.engine.queries.columns import (
+    category_codes,
+    category_counts,
+    present_mask,
+    row_codes,
+)
 from dpstudio.engine.queries.histogram import histogram_bins
 from dpstudio.engine.queries.quantile import quantile_scores
 from dpstudio.engine.queries.result import Release
@@ -53,6 +59,7 @@ __all__ = [
     "QuerySpec",
     "Release",
     "category_codes",
+    "category_counts",
     "check_bounds",
     "delta_method_variance",
     "histogram_bins",

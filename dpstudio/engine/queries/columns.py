@@ -3,8 +3,9 @@
 Missing values (None, empty, NaN, ±inf) are detected once here (:func:`present_mask`);
 numeric columns are prepared under the spec's missing treatment (dropped or imputed) with
 the analyst-only counts of clamped and missing values; categorical columns become codes
-into the declared labels (:func:`row_codes`, :func:`category_codes`), one dictionary
-look-up per distinct value.
+into the declared labels (:func:`row_codes`, :func:`category_codes`,
+:func:`category_counts`) through a hash table, never by sorting their text
+(:mod:`~dpstudio.engine.queries.codes`).
 """
 
 from __future__ import annotations
@@ -16,9 +17,13 @@ import numpy as np
 
 from dpstudio.engine.errors import QueryError
 from dpstudio.engine.missing import fill_missing
+from dpstudio.engine.queries.codes import MISSING, UNDECLARED, coded
 from dpstudio.engine.queries.spec import QuerySpec, check_bounds
 
-__all__ = ["category_codes", "present_mask", "row_codes"]
+__all__ = ["category_codes", "category_counts", "present_mask", "row_codes"]
+
+# Codes counted per slice: bincount's index array stays a few MB whatever the rows.
+_COUNT_SLICE = 1 << 20
 
 
 @dataclass
@@ -95,8 +100,9 @@ def present_mask(values: np.ndarray) -> np.ndarray:
 def row_codes(values: np.ndarray, labels: list[str]) -> tuple[np.ndarray, int]:
     """One code per row: the index into ``labels`` of a declared value, −1 otherwise.
 
-    Values are compared with the labels as text. Vectorized: one dictionary look-up per
-    distinct value, not per record.
+    Values are compared with the labels as text. Through a hash table (one look-up per
+    row, each distinct value converted to text once), never by sorting the column's text;
+    a read-only column is encoded once per set of labels (:func:`~.codes.coded`).
 
     Parameters
     ----------
@@ -112,16 +118,11 @@ def row_codes(values: np.ndarray, labels: list[str]) -> tuple[np.ndarray, int]:
     undeclared : int
         How many present values were not declared (analyst-only).
     """
-    v = np.asarray(values).reshape(-1)
-    present = present_mask(v)
-    codes = np.full(v.size, -1, dtype=np.int64)
-    if not present.any():
-        return codes, 0
-    distinct, inverse = np.unique(v[present].astype(str), return_inverse=True)
-    index = {c: i for i, c in enumerate(labels)}
-    codes[present] = np.array([index.get(d, -1) for d in distinct.tolist()],
-                              dtype=np.int64)[inverse]
-    return codes, int(np.count_nonzero(codes[present] < 0))
+    codes = coded(values, labels)
+    out = codes.astype(np.int64)
+    undeclared = out == UNDECLARED
+    out[undeclared] = MISSING
+    return out, int(np.count_nonzero(undeclared))
 
 
 def category_codes(values: np.ndarray, labels: list[str]) -> tuple[np.ndarray, int]:
@@ -141,5 +142,35 @@ def category_codes(values: np.ndarray, labels: list[str]) -> tuple[np.ndarray, i
     undeclared : int
         How many present values were not declared (analyst-only).
     """
-    codes, undeclared = row_codes(values, labels)
-    return codes[codes >= 0], undeclared
+    codes = coded(values, labels)
+    return codes[codes >= 0].astype(np.int64), int(np.count_nonzero(codes == UNDECLARED))
+
+
+def category_counts(values: np.ndarray, labels: list[str]) -> tuple[np.ndarray, int, int]:
+    """How many rows hold each declared category, and the analyst-only rest.
+
+    The same numbers as counting :func:`category_codes`, without a per-row copy.
+
+    Parameters
+    ----------
+    values : array_like
+        The column.
+    labels : list of str
+        The declared categories.
+
+    Returns
+    -------
+    counts : numpy.ndarray of int64
+        One count per label, in the labels' order.
+    undeclared : int
+        Present values that are not declared.
+    missing : int
+        Missing values (None, NaN; ±inf in a numeric column).
+    """
+    codes = coded(values, labels)
+    every = np.zeros(len(labels) + 2, dtype=np.int64)
+    for start in range(0, codes.size, _COUNT_SLICE):  # no full-size index array at once
+        part = codes[start:start + _COUNT_SLICE].astype(np.intp)
+        # Shifted by 2: UNDECLARED (−2) and MISSING (−1) are counted in the same pass.
+        every += np.bincount(part + 2, minlength=len(labels) + 2)
+    return every[2:], int(every[0]), int(every[1])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpstudio.engine.errors import QueryError
-from dpstudio.engine.queries.columns import _numeric, category_codes
+from dpstudio.engine.queries.columns import _numeric, category_counts
 from dpstudio.engine.queries.result import Release
 from dpstudio.engine.queries.spec import QuerySpec, check_bounds
 from dpstudio.engine.queries.sums import _family
@@ -46,13 +46,13 @@ def _histogram_parts(values, spec: QuerySpec):
     if v.size == 0:
         raise QueryError("the column is empty")
     if edges is None:
-        cells, clamped = category_codes(v, labels)
+        counts, clamped, _ = category_counts(v, labels)
     else:
         col = _numeric(v, spec)
         clamped = col.clamped
         cells = np.clip(np.searchsorted(edges, col.values, side="right") - 1, 0,
                         len(labels) - 1)
-    counts = np.bincount(cells, minlength=len(labels)).astype(np.int64)
+        counts = np.bincount(cells, minlength=len(labels)).astype(np.int64)
     fam = _family(spec)
     # One record changes one cell by 1 (add/remove) or two cells by 1 each (replace).
     coords = 2 if spec.relation == "replace" else 1
