@@ -75,7 +75,11 @@ def analyst_section(inp: ReportInput, noise: float) -> str:
     parts = ["<h2>Error: bias + noise (analyst's copy)</h2>"]
     if warning:
         parts.append("<p class='warning'>" + _e(warning) + "</p>")
-    if a.bias is not None:
+    if a.bias is not None and not a.bias and not a.outside:
+        parts.append("<p>" + _e("Measured on the data at release time: no value lies outside "
+                                "the declared bounds, so clamping moves nothing and the "
+                                "error is the noise alone.") + "</p>")
+    elif a.bias is not None:
         covers = (f"The {inp.spec.confidence:.0%} interval above covers the clamped {q} "
                   f"({a.clamped:.6g}), not the raw {q} ({a.raw:.6g})"
                   if inp.public.get("ci_low") is not None else

@@ -113,7 +113,8 @@ class AnalysisPanel(QScrollArea):
         outer.addWidget(self._query_box(body))
         outer.addWidget(self._mechanism_box(body))
         outer.addWidget(self._budget_box(body))
-        outer.addWidget(self._view_box(body))
+        # The budget right under ε: what this release costs and what is left stay in view
+        # at 1400×900 (the views' settings follow).
         budget = QGroupBox("Budget (this session)", body)
         budget.setToolTip("The session's privacy budget for this dataset")
         self.budget_box = budget
@@ -122,6 +123,7 @@ class AnalysisPanel(QScrollArea):
         self.budget_panel = BudgetPanel(session, budget)
         budget_layout.addWidget(self.budget_panel)
         outer.addWidget(budget)
+        outer.addWidget(self._view_box(body))
         outer.addStretch(1)
 
         session.changed.connect(self._on_changed)

@@ -436,6 +436,22 @@ class ReleaseDoneDialog(QDialog):
                                                   QDialogButtonBox.ButtonRole.ActionRole)
         self.open_button.setToolTip(f"Show {record.out_dir} in the file manager")
         self.open_button.clicked.connect(lambda: open_folder(record.out_dir))
+        # The analyst's copy of the report (bias, clamped share, exact n) lives in the
+        # project's private folder, never among the files to publish.
+        analyst = getattr(record, "analyst_report", None)
+        note = getattr(record, "analyst_note", "")
+        self.analyst_label = _muted(
+            f"Your analyst's copy of the report (do not publish): {analyst}" if analyst
+            else note, self)
+        self.analyst_label.setVisible(bool(analyst or note))
+        self.analyst_button = None
+        if analyst:
+            self.analyst_button = self.buttons.addButton(
+                "Open analyst's copy", QDialogButtonBox.ButtonRole.ActionRole)
+            self.analyst_button.setToolTip("The report with the figures only you may see: "
+                                           "what clamping and missing values cost")
+            self.analyst_button.clicked.connect(
+                lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(analyst))))
         self.buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(self.header)
@@ -445,5 +461,6 @@ class ReleaseDoneDialog(QDialog):
         layout.addWidget(folder)
         layout.addWidget(self.files)
         layout.addWidget(self.budget_label)
+        layout.addWidget(self.analyst_label)
         layout.addWidget(self.buttons)
         self.setMinimumWidth(520)

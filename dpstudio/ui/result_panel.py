@@ -21,6 +21,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from dpstudio.analysis.curves import Preview
+from dpstudio.engine.local.respond import OTHER_LABEL
 from dpstudio.ui.plots import foreground, linear_ticks, style_plot
 from dpstudio.ui.readout import clamping_warning_at
 from dpstudio.ui.style import MUTED
@@ -208,8 +209,7 @@ class ResultPanel(QWidget):
         self.summary.setText(text)
         notes = list(preview.notes)
         if show_truth and preview.clamped:
-            notes.insert(0, f"{preview.clamped:,} values lie outside the declared domain and "
-                            "were clamped (only you see this)")
+            notes.insert(0, _outside_note(preview))
         self.notes.setText(notes[0] if notes else "")
         self.notes.setToolTip("\n".join(notes))
         self.updated.emit()
@@ -361,3 +361,17 @@ def _short(label: str, chars: int = 12) -> str:
     if label.startswith("[") and label.endswith(")") and ", " in label:
         return label[1:-1].split(", ", 1)[0]
     return label if len(label) <= chars else label[: max(chars - 1, 2)] + "…"
+
+
+def _outside_note(preview: Preview) -> str:
+    """What happened to the values outside the declaration, in the right words: numbers
+    outside the bounds are clamped; values that are not declared categories are not
+    "clamped" but counted in the "other or missing" cell, or left out of the counts."""
+    n = f"{preview.clamped:,}"
+    if preview.labels is None:
+        return f"{n} values lie outside the declared bounds and were clamped (only you see this)"
+    if OTHER_LABEL in preview.labels:
+        return (f"{n} values are not among the declared categories: counted in the "
+                f"\u201c{OTHER_LABEL}\u201d cell (only you see this)")
+    return (f"{n} values are not among the declared categories: left out of the counts "
+            "(only you see this)")

@@ -26,22 +26,27 @@ from dpstudio.engine.queries import codes as codes_module
 from dpstudio.ui import session as session_module
 
 ROWS = 60_000
+SMALL_ROWS = 6_000  # where only n is in question
 LONG = "x" * 300
 DECLARED = ["apple", "banana", "cherry"]
 
 
-@pytest.fixture
-def data(tmp_path):
+def _write(path, rows: int):
     rng = np.random.default_rng(12)
-    fruit = rng.choice(np.array(DECLARED + ["durian", ""], dtype=object), ROWS,
+    fruit = rng.choice(np.array(DECLARED + ["durian", ""], dtype=object), rows,
                        p=[0.4, 0.3, 0.15, 0.1, 0.05])  # durian: undeclared; "": missing
     fruit[123] = LONG  # one long undeclared value
-    score = rng.uniform(0, 100, ROWS).round(1).astype(object)
-    score[rng.random(ROWS) < 0.6] = ""  # 60% missing: another n than the fruit's
-    return write_declared_csv(tmp_path / "fruit.csv", ["score", "fruit"],
+    score = rng.uniform(0, 100, rows).round(1).astype(object)
+    score[rng.random(rows) < 0.6] = ""  # 60% missing: another n than the fruit's
+    return write_declared_csv(path, ["score", "fruit"],
                               zip(score.tolist(), fruit.tolist(), strict=True), [
         {"name": "score", "type": "numeric", "lower": 0, "upper": 100},
         {"name": "fruit", "type": "categorical", "categories": DECLARED}])
+
+
+@pytest.fixture
+def data(tmp_path):
+    return _write(tmp_path / "fruit.csv", ROWS)
 
 
 def _file_column(path, name: str) -> list[str]:
@@ -98,20 +103,30 @@ def test_choosing_a_categorical_column_counts_it_once_through_codes(window, qtbo
 class _CountingNumpy:
     """numpy as the session module sees it, counting its passes over a whole column."""
 
-    def __init__(self) -> None:
+    def __init__(self, rows: int) -> None:
+        self.rows = rows
         self.passes = 0
 
     def __getattr__(self, name):
         return getattr(np, name)
 
     def count_nonzero(self, a, *args, **kwargs):
-        if np.size(a) == ROWS:
+        if np.size(a) == self.rows:
             self.passes += 1
         return np.count_nonzero(a, *args, **kwargs)
 
 
-def test_n_is_counted_once_per_column(window, qtbot, data, monkeypatch):
-    counting = _CountingNumpy()
+def test_n_is_counted_once_per_column(qtbot, tmp_path, monkeypatch):
+    data = _write(tmp_path / "small.csv", SMALL_ROWS)
+    window = open_window(qtbot, data, monkeypatch)
+    try:
+        _count_n_once(window, qtbot, data, monkeypatch)
+    finally:
+        close_window(window)
+
+
+def _count_n_once(window, qtbot, data, monkeypatch) -> None:
+    counting = _CountingNumpy(SMALL_ROWS)
     monkeypatch.setattr(session_module, "np", counting)
     s, panel = window.session, window.analysis_panel
     pick(qtbot, panel.mechanism_combo, "Gaussian")

@@ -361,3 +361,32 @@ def test_readout_covers_no_data_where_the_data_fill_the_plot(clamped, qtbot):
         type_into(qtbot, clamped.analysis_panel.epsilon.spin.lineEdit(), epsilon)
         settle(clamped)
         assert _covered(plot) == [], epsilon
+
+
+@pytest.fixture
+def undeclared_csv(tmp_path):
+    """A group column with 120 of 600 values ("z") outside its declared categories."""
+    rows = [("z",) if i % 5 == 4 else ("abc"[i % 3],) for i in range(600)]
+    return write_declared_csv(
+        tmp_path / "groups.csv", ["group"], rows,
+        [{"name": "group", "type": "categorical", "categories": ["a", "b", "c"]}])
+
+
+def test_undeclared_categories_are_not_called_clamped(qtbot, undeclared_csv, monkeypatch):
+    """Item 7: values that are not declared categories are left out of a central
+    histogram's counts, or counted in the local model's "other or missing" cell; neither
+    is "clamping"."""
+    win = open_window(qtbot, undeclared_csv, monkeypatch)
+    try:
+        settle(win)
+        assert win.session.query == "histogram"
+        notes = win.result_panel.notes
+        assert notes.text() == ("120 values are not among the declared categories: left out "
+                                "of the counts (only you see this)")
+        click(qtbot, win.analysis_panel.trust_buttons["local"])
+        settle(win)
+        assert notes.text() == ("120 values are not among the declared categories: counted "
+                                "in the \u201c(other or missing)\u201d cell (only you see this)")
+        assert "clamped" not in notes.toolTip()
+    finally:
+        close_window(win)

@@ -159,6 +159,14 @@ def test_release_a_mean_through_the_dialog(window, qtbot, tmp_path, monkeypatch)
     assert done.files.count() == len(record.files)
     done.open_button.click()
     assert opened == [str(out)]
+    # The analyst's copy (the report is ticked by default): in the project's private
+    # folder, named in the dialog, opened by its own button, never among the files.
+    analyst = record.analyst_report
+    assert analyst is not None and analyst.exists() and analyst.parent != out
+    assert str(analyst) in done.analyst_label.text() and done.analyst_label.isVisible()
+    done.analyst_button.click()
+    assert opened[-1] == str(analyst)
+    assert analyst.name not in names
     # The Ledger tab: one row, one point on the cumulative plot under the budget line.
     window.ledger_tab_action.trigger()
     assert window.tabs.currentWidget() is window.ledger_view
