@@ -28,6 +28,7 @@ __all__ = [
     "MATERIAL_SHARE",
     "WARNING_EPSILON",
     "analyst_bias",
+    "bias_parts",
     "clamping_report",
     "clamping_warning",
     "estimand",
@@ -225,9 +226,59 @@ def _percent(fraction: float) -> str:
     return f"{pct:.2g}%"
 
 
+def _fill_value(s: Choices) -> float | None:
+    """The value a release sends for a missing row (clamped), or None where it drops it."""
+    if s.trust_model == "central":
+        c = s.spec().impute_value()
+    elif s.trust_model in _PLANNED or s.trust_model == "local":
+        c = (float(s.bounds[0]) + float(s.bounds[1])) / 2.0  # the engines' encoding
+    else:
+        c = None
+    return None if c is None else float(np.clip(c, *s.bounds))
+
+
+def bias_parts(s: Choices, values: np.ndarray) -> dict | None:
+    """The release's bias split into its causes, measured on the data (analyst only).
+
+    Parameters
+    ----------
+    s : Choices
+    values : numpy.ndarray
+
+    Returns
+    -------
+    dict or None
+        ``bias`` (:func:`analyst_bias`), ``clamping_bias`` (the clamped present values'
+        statistic minus the present values'), ``missing_bias`` (the rest: what sending
+        the missing rows as ``missing_value`` moves the statistic by; 0 where they are
+        dropped), ``missing_fraction`` (of all rows), ``missing_value`` (the value sent
+        for a missing row, clamped; None where dropped) and ``cause`` (``"clamping"`` or
+        ``"missing"``, the larger part). None where :func:`analyst_bias` is.
+    """
+    total = analyst_bias(s, values)
+    if total is None or s.bounds is None:
+        return None
+    x = np.asarray(values, dtype=np.float64)
+    present = x[np.isfinite(x)]
+    fill = _fill_value(s)
+    truth = _present_statistic(s, present)
+    clamping = _present_statistic(s, np.clip(present, *s.bounds)) - truth
+    # The rest is the filling's: the two add up to the whole bias by construction.
+    missing = float(total) - clamping if fill is not None else 0.0
+    if fill is None:
+        clamping = float(total)
+    return {"bias": float(total), "clamping_bias": float(clamping),
+            "missing_bias": float(missing),
+            "missing_fraction": (x.size - present.size) / x.size if x.size else 0.0,
+            "missing_value": fill,
+            "cause": "missing" if abs(missing) > abs(clamping) else "clamping"}
+
+
 def clamping_report(s: Choices, values: np.ndarray, epsilons: np.ndarray | None = None,
                     noise: np.ndarray | None = None) -> dict | None:
-    """How much clamping to the declared bounds moves the release (analyst only).
+    """How much clamping to the bounds and filling missing values move the release.
+
+    Analyst only.
 
     Parameters
     ----------
@@ -243,20 +294,26 @@ def clamping_report(s: Choices, values: np.ndarray, epsilons: np.ndarray | None 
     dict or None
         ``fraction_outside``, ``bounds``, ``bias``, ``warning`` (the sentence while the
         values outside are more than 5% or the bias is at least a tenth of the noise at
-        ε = 1; else None) and ``material_from_epsilon``; None when no present value lies
-        outside the bounds, or the query has no bias model.
+        ε = 1; else None), ``material_from_epsilon``, ``query``, ``trust_model`` and the
+        split of :func:`bias_parts` (``clamping_bias``, ``missing_bias``,
+        ``missing_fraction``, ``missing_value``, ``cause``); None when no present value
+        lies outside the bounds and no missing value is filled in, or the query has no
+        bias model.
     """
-    bias = analyst_bias(s, values)
-    if bias is None or s.bounds is None:
+    parts = bias_parts(s, values)
+    if parts is None:
         return None
     x = np.asarray(values, dtype=np.float64)
     x = x[np.isfinite(x)]
     lo, hi = (float(b) for b in s.bounds)
     outside = int(np.count_nonzero((x < lo) | (x > hi)))
-    if not outside:
+    filled = parts["missing_value"] is not None and parts["missing_fraction"] > 0
+    if not outside and not filled:
         return None
-    out = {"fraction_outside": outside / x.size, "bounds": (lo, hi), "bias": float(bias),
-           "material_from_epsilon": None, "warning": None, "query": s.query}
+    bias = parts["bias"]
+    out = {"fraction_outside": outside / x.size if x.size else 0.0, "bounds": (lo, hi),
+           **parts, "material_from_epsilon": None, "warning": None, "query": s.query,
+           "trust_model": s.trust_model}
     if epsilons is not None and noise is not None:
         ok = np.isfinite(noise)
         material = ok & (abs(bias) >= MATERIAL_SHARE * np.where(ok, noise, np.inf))
@@ -266,27 +323,69 @@ def clamping_report(s: Choices, values: np.ndarray, epsilons: np.ndarray | None 
     return out
 
 
+def _number(x: float) -> str:
+    """50,000; 2; 0.0375: thousands separated, four significant figures at most."""
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
+
+
+def _signed(x: float) -> str:
+    """+2,816; -0.0375: a bias, three significant figures below a thousand."""
+    text = f"{abs(x):,.0f}" if abs(x) >= 1000 else f"{abs(x):.3g}"
+    return ("+" if x >= 0 else "-") + text
+
+
+#: What to do about missing values, by who fills them in.
+_MISSING_ADVICE = {
+    "central": "drop them or impute a better value",
+    "protocol": "the price of hiding who is missing",
+    None: "central can drop them or impute a better value; protocols that send every row "
+          "pay this to hide who is missing",
+}
+
+
+def _missing_sentence(clamping: dict) -> str:
+    query = clamping.get("query", "statistic")
+    tm = clamping.get("trust_model")
+    value = clamping["missing_value"]
+    lo, hi = clamping["bounds"]
+    middle = math.isclose(value, (lo + hi) / 2.0, rel_tol=1e-12, abs_tol=1e-12)
+    how = (f"sent as the middle of the bounds ({_number(value)})" if middle else
+           f"imputed as {_number(value)}")
+    if tm == "central" and middle:
+        how = f"imputed as the middle of the bounds ({_number(value)})"
+    advice = _MISSING_ADVICE["central" if tm == "central" else
+                             "protocol" if tm is not None else None]
+    return (f"{_percent(clamping['missing_fraction'])} of values are missing and {how}: "
+            f"they bias the {query} by {_signed(clamping['missing_bias'])}; {advice}")
+
+
 def clamping_warning(clamping: dict | None, epsilon: float) -> str | None:
-    """The clamping warning at ``epsilon``, or None while the bias is immaterial there.
+    """The bias warning at ``epsilon``, or None while the bias is immaterial there.
 
     Parameters
     ----------
     clamping : dict or None
-        :attr:`UtilityResult.clamping`.
+        :attr:`UtilityResult.clamping` (:func:`clamping_report`).
     epsilon : float
 
     Returns
     -------
     str or None
-        E.g. "84% of values are outside 18–30: the mean is biased; widen the bounds", when
-        more than 5% of the values lie outside or the bias is at least a tenth of the
+        The sentence for the cause that dominates the bias: clamping, e.g. "84% of values
+        are outside 18–30: the mean is biased; widen the bounds" (also whenever more than
+        5% of the values lie outside), or the missing values, e.g. "6.2% of values are
+        missing and sent as the middle of the bounds (50,000): they bias the mean by
+        +2,816; …" (their part of the bias) — when the bias is at least a tenth of the
         noise at ``epsilon``.
     """
     if not clamping:
         return None
     start = clamping.get("material_from_epsilon")
+    material = start is not None and epsilon >= start
     fraction = clamping["fraction_outside"]
-    if fraction <= MATERIAL_FRACTION and (start is None or epsilon < start):
+    if clamping.get("cause") == "missing" and material:
+        return _missing_sentence(clamping)
+    if not fraction or (fraction <= MATERIAL_FRACTION and not material):
         return None
     lo, hi = clamping["bounds"]
     return (f"{_percent(fraction)} of values are outside {lo:g}–{hi:g}: the "

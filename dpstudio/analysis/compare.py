@@ -49,6 +49,7 @@ from dpstudio.analysis.curves import trust_label
 from dpstudio.analysis.dispatch import plan, planned_trust_models
 from dpstudio.analysis.footing import (
     assumptions,
+    delta_text,
     effective_delta,
     footing_text,
     like_for_like,
@@ -73,6 +74,7 @@ __all__ = [
     "noise_curve",
     "sum_analysis",
     "sum_plan",
+    "unreachable_reason",
 ]
 
 #: Trust models whose error curves come from protocol plans: the sum protocols with a
@@ -396,7 +398,9 @@ def compare_models(s: Choices, values: np.ndarray, epsilon: float,
         One per trust model that answers the query on this column: ``trust_model``,
         ``mechanism``, ``rmse`` = √(noise² + bias²), ``noise``, ``bias`` (analyst only, 0
         where none is modelled), ``epsilon``, ``delta``, ``relation``, ``n_known``,
-        ``assumptions``, ``label``, ``analyst_only``.
+        ``assumptions``, ``label``, ``analyst_only``. A model that cannot be run at
+        (ε, δ) is listed with ``rmse`` and ``noise`` None and a ``reason``
+        (:func:`unreachable_reason`).
     """
     s = replace(s, metric="rmse", epsilon=float(epsilon))
     eps = np.array([float(epsilon)])
@@ -408,31 +412,34 @@ def compare_models(s: Choices, values: np.ndarray, epsilon: float,
         if c is None:
             continue
         bias = analyst_bias(c, values) or 0.0
+        total: float | None = None
+        noise: float | None = None
         if tm == "central" and mech is None:
             best = central_best(c, values, eps)
-            if best is None or best[1][0] is None:
-                continue
-            c = replace(c, mechanism=best[1][0], params=())
-            total = float(best[0][0])
-            noise = math.sqrt(max(total**2 - bias**2, 0.0))
+            if best is not None and best[1][0] is not None:
+                c = replace(c, mechanism=best[1][0], params=())
+                total = float(best[0][0])
+                noise = math.sqrt(max(total**2 - bias**2, 0.0))
         else:
             err = noise_curve(c, values, eps)
-            if err is None or not np.isfinite(err[0]):
-                continue
-            noise = float(err[0])
-            total = math.hypot(noise, bias)
+            if err is not None and np.isfinite(err[0]):
+                noise = float(err[0])
+                total = math.hypot(noise, bias)
         row = {"trust_model": tm, "mechanism": c.mechanism, "rmse": total, "noise": noise,
                "bias": float(bias), "epsilon": float(epsilon),
                "delta": effective_delta(c), "relation": relation_of(c),
                "n_known": n_known(c), "assumptions": assumptions(c),
                "label": REGISTRY.get(c.mechanism).label, "analyst_only": True}
+        if total is None:  # listed, not dropped: the analyst learns why it is missing
+            row["reason"] = unreachable_reason(c, values, float(epsilon))
         if tm != "central" and s.relation != "replace":
             row["assumptions"] += " (stated under replace-one only)"
         rows.append(row)
-        if tm != "central":
+        if tm != "central" and total is not None:
             others.append(row)
     central = next((r for r in rows if r["trust_model"] == "central"), None)
-    if central is not None and mechanism is None and s.relation == "replace":
+    if central is not None and central["rmse"] is not None and mechanism is None and (
+            s.relation == "replace"):
         better = [r for r in others if r["rmse"] < central["rmse"]]
         if better:  # the curator runs that protocol itself: same guarantee, its error
             best = min(better, key=lambda r: r["rmse"])
@@ -442,6 +449,40 @@ def compare_models(s: Choices, values: np.ndarray, epsilon: float,
                            f"the {trust_label(best['trust_model']).lower()} protocol "
                            "itself (less error than its own noise at this ε)")
     return rows
+
+
+def unreachable_reason(c: Choices, values: np.ndarray, epsilon: float) -> str:
+    """Why trust model ``c`` has no error at ``epsilon``, in one sentence.
+
+    Parameters
+    ----------
+    c : Choices
+        The model's choice on the comparison's footing.
+    values : numpy.ndarray
+        The column (its number of rows: the people).
+    epsilon : float
+
+    Returns
+    -------
+    str
+        E.g. "cannot reach ε = 20 with δ = 1e-6 for 2,000 people (δ = 9e-07 is too small
+        for 2000 clients' Skellam shares)": the engine's refusal in brackets when it
+        gives one.
+    """
+    why = ""
+    try:
+        if c.trust_model in PLANNED_MODELS:
+            sum_plan(c, values, epsilon)
+        elif c.trust_model == "local":
+            build_randomizer(c, epsilon)
+        else:
+            analytic_curve(c.spec(), np.array([epsilon]), "rmse", values)
+    except EngineError as e:
+        why = f" ({str(e).rstrip('.')})"
+    except (ValueError, TypeError, AttributeError):
+        pass
+    return (f"cannot reach ε = {epsilon:g} with δ = {delta_text(effective_delta(c))} for "
+            f"{int(np.size(values)):,} people{why}")
 
 
 def _model_choice(s: Choices, tm: str, mechanism: str | None) -> Choices | None:
@@ -482,10 +523,14 @@ def comparison_at(s: Choices, values: np.ndarray, epsilon: float,
     footing = like_for_like(s, "central") if replace_one else None
     clamping = None
     if rows:
-        central = next((r for r in rows if r["trust_model"] == "central"), rows[0])
+        reached = [r for r in rows if r["noise"] is not None] or rows
+        central = next((r for r in reached if r["trust_model"] == "central"), reached[0])
+        noise = central["noise"]
         clamping = clamping_report(footing or s, values, np.array([float(epsilon)]),
-                                   np.array([central["noise"]]))
+                                   None if noise is None else np.array([noise]))
     if clamping is not None:
+        # The footing stands for every model: the warning's advice speaks to them all.
+        clamping.pop("trust_model", None)
         clamping["warning"] = clamping_warning(clamping, float(epsilon))
         clamping.pop("material_from_epsilon")
     return {"models": rows, "analyst_only": True, "note": ANALYST_NOTE,

@@ -4,11 +4,13 @@
 :class:`~dpstudio.engine.rng.SimulationSource`, and labels it a simulation. A central
 preview is :func:`~dpstudio.engine.queries.run_query`; a local one goes through the
 engine's own release path (:func:`~dpstudio.engine.local.run_local` on every row of the
-column), so its ``n`` and the value it estimates are those of a real release. Every
-simulated run goes through the one dispatch (:func:`~dpstudio.analysis.dispatch.run`);
-a protocol too slow to rerun on every change (secure aggregation:
+column), so its ``n`` is a real release's. Every simulated run goes through the one
+dispatch (:func:`~dpstudio.analysis.dispatch.run`); a protocol too slow to rerun on every
+change (secure aggregation, or a shuffle of a large column:
 :func:`~dpstudio.analysis.dispatch.quick_to_simulate`) is drawn from its planned error
-(:func:`~dpstudio.analysis.dispatch.plan`) instead. The truth is for the analyst only.
+(:func:`~dpstudio.analysis.dispatch.plan`) instead. The truth (for the analyst only) is
+the same for every trust model: the statistic of the present values, unclamped
+(:func:`~dpstudio.analysis.bias.estimand`), so the error shown includes the bias.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from dpstudio.analysis.choices import (
     cell_labels,
     is_histogram,
     local_column,
-    local_inputs,
     resolved_params,
 )
 from dpstudio.analysis.curves import Preview, trust_label
@@ -105,7 +106,9 @@ def _local_preview(s: Choices, values: np.ndarray, source: Any, seed: int) -> Pr
     a real release's."""
     params = resolved_params(s, s.epsilon)
     column = local_column(s, values)
-    truth, _ = local_inputs(s, values)
+    # The same truth as the other models: the present values' statistic, unclamped, so
+    # the preview's error shows the bias of clamping and of sending the bounds' middle.
+    truth = estimand(s, values)
     if is_histogram(s):
         res = _run_local(s, column, params, "histogram", source, categories=cell_labels(s))
         labels = list(res.unbiased)  # the declared cells, then "other or missing"
@@ -163,10 +166,12 @@ def _heavy_hitters_preview(s: Choices, values: np.ndarray, source: Any, seed: in
 def _sum_preview(s: Choices, values: np.ndarray, source: Any, seed: int) -> Preview:
     """A sum or mean through the shuffle or secure-aggregation protocol.
 
-    Where running the protocol is quick (shuffling), it runs on the column through the
-    dispatch. Otherwise (secure aggregation, whose output is exactly the noisy sum but
-    whose masking costs seconds) the release is drawn from the protocol's planned error:
-    normal noise of the planned standard error around the clamped statistic.
+    Where running the protocol is quick (shuffling a column of at most
+    :data:`~dpstudio.analysis.dispatch.QUICK_MESSAGES` messages), it runs on the column
+    through the dispatch. Otherwise (secure aggregation, whose output is exactly the noisy
+    sum but whose masking costs seconds; a shuffle of a large column) the release is drawn
+    from the protocol's planned error: normal noise of the planned standard error around
+    the clamped statistic.
     """
     truth = estimand(s, values)
     # The column as the protocol sends it (missing values as the middle, clamped): the
@@ -174,7 +179,12 @@ def _sum_preview(s: Choices, values: np.ndarray, source: Any, seed: int) -> Prev
     x = protocol_values(s, values)
     model = trust_label(s.trust_model)
     analysis = sum_analysis(s, s.epsilon)
-    if quick_to_simulate(s.trust_model):
+    rows = int(np.size(values))  # every row is a client
+    live = quick_to_simulate(s.trust_model)
+    if live:  # the plan (data-free, cached) says how many messages a run would shuffle
+        per_row = getattr(plan(analysis, rows), "messages_per_user", 1)
+        live = quick_to_simulate(s.trust_model, rows, per_row)
+    if live:
         res = run(analysis, x, source).engine
         value, half = float(res.value), float(res.error_bound)
         notes = [f"{res.n:,} people's messages shuffled ({res.messages_per_user} per "
@@ -182,19 +192,28 @@ def _sum_preview(s: Choices, values: np.ndarray, source: Any, seed: int) -> Prev
                  "shuffled multiset"] + list(res.notes)
         eps_, dlt_ = res.epsilon, res.delta
     else:
-        planned = plan(analysis, int(np.size(values)))  # every row is a client
+        planned = plan(analysis, rows)
         clamped = float(x.sum()) if s.query == "sum" else float(x.mean())
         gen = np.random.Generator(np.random.PCG64([int(w) for w in source.uint64(4)]))
         value, half = clamped + gen.normal(0.0, planned.stderr), float(planned.error_bound)
         n = getattr(planned, "n_clients", planned.n)
-        notes = [f"{n:,} clients add noise shares and mask their messages; the server "
-                 "learns only the noisy sum",
-                 "preview drawn from the protocol's planned error (normal approximation); "
-                 "the masking protocol itself is not re-run on every change"
-                 ] + list(planned.notes)  # the threat model the noise was planned for
+        if quick_to_simulate(s.trust_model):  # a quick protocol, too many rows to rerun
+            notes = [f"{n:,} people's messages shuffled ({planned.messages_per_user} per "
+                     f"person, {planned.bits_per_message} bits each); the analyst sees "
+                     "only the shuffled multiset",
+                     "preview drawn from the protocol's planned error (normal "
+                     f"approximation); the shuffle of {n * planned.messages_per_user:,} "
+                     "messages itself is not re-run on every change"]
+        else:
+            notes = [f"{n:,} clients add noise shares and mask their messages; the server "
+                     "learns only the noisy sum",
+                     "preview drawn from the protocol's planned error (normal "
+                     "approximation); the masking protocol itself is not re-run on every "
+                     "change"]
+        notes += list(planned.notes)  # the threat model the noise was planned for
         eps_, dlt_ = planned.epsilon, planned.delta
     notes.append(f"{model} model · interval: the protocol's rigorous {s.confidence:g} "
                  "error bound")
     return Preview(s.query, s.mechanism, s.trust_model, eps_, dlt_, None, np.array([value]),
                    np.array([value - half]), np.array([value + half]), truth, s.confidence,
-                   source.label, seed, notes=notes, n=int(np.size(values)))
+                   source.label, seed, notes=notes, n=rows)

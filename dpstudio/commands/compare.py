@@ -136,7 +136,7 @@ def _run(args: argparse.Namespace) -> int:
                 bins=args.bins, relation=args.relation)
     report = comparison_at(s, values, epsilon, args.mechanism)
     rows = report["models"]
-    if not rows:
+    if not any(r["rmse"] is not None for r in rows):
         raise CliError(f"no trust model has an error model for a {query} of this column")
     out = {"models": rows, "analyst_only": True, "note": report["note"], "released": False,
            "column": args.column, "query": query, "n": int(len(values)),
@@ -152,6 +152,10 @@ def _run(args: argparse.Namespace) -> int:
     print(f"  {'trust model':<12} {'mechanism':<18} {'RMSE':>10} {'noise':>10} {'bias':>10}"
           "   assumptions")
     for r in rows:
+        if r["rmse"] is None:  # listed with why, not silently dropped
+            print(f"  {r['trust_model']:<12} {r['mechanism']:<18} {'—':>10} {'—':>10} "
+                  f"{_fmt(r['bias']):>10}   {r['reason']}")
+            continue
         print(f"  {r['trust_model']:<12} {r['mechanism']:<18} {_fmt(r['rmse']):>10} "
               f"{_fmt(r['noise']):>10} {_fmt(r['bias']):>10}   {r['assumptions']}")
     print(f"  compared at: {out['footing']}")

@@ -7,6 +7,7 @@ it changes; nothing here knows a mechanism by name (forms come from the registry
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -370,8 +371,12 @@ class AnalysisPanel(QScrollArea):
             self._refresh_metrics()
             self._refresh_missing()
             problem = s.problem()
-            # A refused number is said beside its box, not again up here.
+            # A refused number is said beside its box, and what a half-declared column
+            # lacks in the Declared row (whether or not the Columns panel is shown):
+            # neither again up here.
             shown = problem if problem and problem != s.input_problem() else None
+            if shown and shown == s.column_problem and s.lacks is not None:
+                shown = None
             self.problem_label.setText(shown or "")
             self.problem_label.setVisible(bool(shown) and s.dataset is not None)
         finally:
@@ -502,6 +507,13 @@ class AnalysisPanel(QScrollArea):
             return f"{cats} · {where}"
         if s.column_kind == "text":  # nothing to declare: the words are discovered
             return f"free text: frequent words found without a dictionary · {where}"
+        lacks = s.lacks
+        if lacks is not None:  # one bound typed: say which one is missing, here once
+            return f"<span style='color:#b45309'>{html.escape(lacks)}</span> · {where}"
+        if where != "guessed":  # the type is the analyst's: the domain is what is missing
+            domain = "bounds" if s.column_kind == "numeric" else "categories"
+            return (f"<span style='color:#b45309'>{domain} not declared yet</span> · type "
+                    f"{where}")
         return f"<span style='color:#b45309'>nothing declared</span> · {where}"
 
     def _refresh_missing(self) -> None:

@@ -28,7 +28,7 @@ from dpstudio.ui.style import MUTED
 from dpstudio.ui.tradeoff_plot import TradeoffPlot
 from dpstudio.ui.utility_plot import UtilityPlot
 
-__all__ = ["VIEWS", "AnalysisView"]
+__all__ = ["VIEWS", "WAITING", "AnalysisView"]
 
 #: Names accepted by :meth:`AnalysisView.focus` (and ``--view`` for screenshots).
 VIEWS = ("analysis", "utility", "tradeoff")
@@ -39,6 +39,10 @@ JOB_NAMES = {"lines": "error curves", "montecarlo": "Monte-Carlo simulation",
 
 #: What a plot says while a new dataset's curves are computed (its mark spins meanwhile).
 COMPUTING = "Computing the curves for this dataset…"
+
+#: What the plots and the preview say while the column's declaration is missing (whole or
+#: in part): what is missing is said once, beside the column, not again over each plot.
+WAITING = "Waiting for the column to be declared"
 
 #: Which plot each job draws (its "computing" mark: :attr:`AnalysisView.marks`).
 JOB_PLOTS = {"lines": "utility", "montecarlo": "utility", "compare": "utility",
@@ -173,6 +177,9 @@ class AnalysisView(QWidget):
         self.result_panel.set_preview(preview, self.session.column or "")
 
     def _cleared(self, reason: str) -> None:
+        s = self.session
+        if s.awaiting_declaration and reason and reason == s.column_problem:
+            reason = WAITING
         self.utility_plot.clear_data(reason)
         self.tradeoff_plot.clear_data(reason)
         self.result_panel.clear_data(reason)

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from dpstudio.ui.texts import GLOSSARY, TRADEOFF_CAPTION, TRUST_MODELS, UTILITY_CAPTION
 
-__all__ = ["GLOSSARY_TERMS", "GuideDialog", "guide_html", "menu_shortcuts"]
+__all__ = ["GLOSSARY_TERMS", "GuideDialog", "definition", "guide_html", "menu_shortcuts"]
 
 #: The glossary's entries, in reading order: (heading, anchor, key of GLOSSARY).
 GLOSSARY_TERMS: tuple[tuple[str, str, str], ...] = (
@@ -91,6 +91,28 @@ def menu_shortcuts(menu_bar: QMenuBar) -> list[tuple[str, str]]:
     return found
 
 
+def definition(sentence: str) -> str:
+    """A tooltip's sentence without the term it opens with, for a line under a heading.
+
+    Parameters
+    ----------
+    sentence : str
+        E.g. "Mechanism: the randomized algorithm that turns the data into a private
+        release."
+
+    Returns
+    -------
+    str
+        What follows the term ("the randomized algorithm …"), or the whole sentence when
+        it does not open with one: the guide's heading already names the term.
+    """
+    term, sep, rest = sentence.partition(": ")
+    # A term is short and has no clause of its own ("ε (privacy-loss budget)").
+    if sep and rest and len(term) <= 48 and not any(c in term for c in ".;:,"):
+        return rest
+    return sentence
+
+
 def _para(text: str) -> str:
     return f"<p>{html.escape(text)}</p>"
 
@@ -133,14 +155,17 @@ def guide_html(shortcuts: Iterable[tuple[str, str]] = ()) -> str:
     parts.append("<h3><a name='trust-models'></a>Trust models</h3>")
     parts.append(_para(GLOSSARY["trust"]))
     for meta in TRUST_MODELS.values():
+        # The explanation only: the one-line tooltip says the same thing in short.
         parts.append(f"<p><b><span style='color:{meta['colour']}'>●</span> "
-                     f"{html.escape(meta['label'])}</b> — {html.escape(meta['tooltip'])} "
+                     f"{html.escape(meta['label'])}</b> — "
                      f"{html.escape(meta['explanation'])}</p>")
 
     parts.append("<h3><a name='glossary'></a>Glossary</h3>")
     for heading, anchor, key in GLOSSARY_TERMS:
-        parts.append(f"<p><a name='{anchor}'></a><b>{html.escape(heading)}.</b> "
-                     f"{html.escape(GLOSSARY[key])}</p>")
+        # The trust models' section opens with this term's sentence: point there instead.
+        text = ("<a href='#trust-models'>Trust models</a>, above" if key == "trust"
+                else html.escape(definition(GLOSSARY[key])))
+        parts.append(f"<p><a name='{anchor}'></a><b>{html.escape(heading)}</b>: {text}</p>")
 
     rows = list(shortcuts)
     if rows:

@@ -78,13 +78,18 @@ def entry_texts(legend: pg.LegendItem) -> list[str]:
 
 
 def _text_width(label) -> float:
+    natural = getattr(label, "natural_width", None)
+    if callable(natural):  # a FittingLabel: its whole text, not the part shown
+        return float(natural())
     text = getattr(label, "item", None)
     return float(text.boundingRect().width() if text is not None
                  else label.boundingRect().width())
 
 
 def fit_columns(legend: pg.LegendItem, width: float, most: int) -> int:
-    """Lay the legend out in as many columns (up to ``most``) as ``width`` pixels hold.
+    """Lay the legend out in as many columns (up to ``most``) as ``width`` pixels hold;
+    in one column, entries wider than ``width`` are cut with "…" (their tooltip has them
+    whole), so the legend never pushes the plot past its widget.
 
     Returns
     -------
@@ -95,6 +100,10 @@ def fit_columns(legend: pg.LegendItem, width: float, most: int) -> int:
     if not entries:
         return legend.columnCount
     spacing = legend.layout.horizontalSpacing() if legend.layout is not None else 14
+    # The legend's own margins, and a little room for rounding.
+    left, _top, right, _bottom = (legend.layout.getContentsMargins()
+                                  if legend.layout is not None else (0, 0, 0, 0))
+    pad = max(left + right, 0) + 8
     # Each entry: its swatch, a spacing, its text (a label's geometry stretches to the
     # layout's column, so its text's own width); columns a spacing apart.
     widths = [sample.boundingRect().width() + spacing + _text_width(label)
@@ -103,9 +112,20 @@ def fit_columns(legend: pg.LegendItem, width: float, most: int) -> int:
     while columns > 1:
         # Column widths: the widest entry of each column (entries fill row by row).
         per = [max(widths[c::columns], default=0.0) for c in range(columns)]
-        if sum(per) + spacing * (columns - 1) + 8 <= width:
+        if sum(per) + spacing * (columns - 1) + pad <= width:
             break
         columns -= 1
+    # Only one column can be too wide; two columns fit by the test above.
+    recut = False
+    for (sample, label), full in zip(entries, widths, strict=True):
+        if hasattr(label, "set_room"):
+            cut = columns == 1 and full + pad > width
+            before = label.room
+            label.set_room(width - pad - sample.boundingRect().width() - spacing if cut
+                           else None)
+            recut = recut or label.room != before
     if columns != legend.columnCount:
         legend.setColumnCount(columns)
+    elif recut:
+        legend.updateSize()
     return columns

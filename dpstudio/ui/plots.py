@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QFontMetricsF
 
 from dpstudio.engine.entry import EPSILON
 from dpstudio.ui import style
+from dpstudio.ui.plot_fit import FittingLegend, install_fitting
 from dpstudio.ui.style import GRID_ALPHA, MUTED, TEXT, configure_pyqtgraph
 
 HINT = "Choose a column and a mechanism"
@@ -51,6 +52,7 @@ def style_plot(widget: pg.PlotWidget, title: str, x_label: str, y_label: str,
                tooltip: str) -> None:
     """Titles, labels, grid and fonts legible at 1400×900; no mouse zoom (a presenter view)."""
     configure_pyqtgraph()
+    install_fitting(widget)  # a title and legend cut to the widget, never past it
     widget.setToolTip(tooltip)
     text = foreground()
     widget.setTitle(title, color=text, size=TITLE_SIZE)
@@ -87,13 +89,33 @@ def _number(v: float) -> str:
     return f"{v:g}"
 
 
-def decade_ticks(lo: float, hi: float) -> list[list[tuple[float, str]]]:
+def decade_ticks(lo: float, hi: float, most: int | None = None
+                 ) -> list[list[tuple[float, str]]]:
     """Ticks for a log10 axis spanning [lo, hi] (values, not logs): labelled decades and
-    unlabelled 2…9 minors; with less than two decades, 2 and 5 are labelled too."""
+    unlabelled 2…9 minors; with less than two decades, 2 and 5 are labelled too.
+
+    Parameters
+    ----------
+    lo, hi : float
+        The axis's range, as values (positive).
+    most : int, optional
+        The most labels the axis has room for: beyond it every second (third, …) decade
+        is labelled, the others become unlabelled ticks.
+
+    Returns
+    -------
+    list
+        pyqtgraph's ``[major, minor]`` tick lists of (log10 value, label).
+    """
     lo, hi = float(lo), float(hi)
     major: list[tuple[float, str]] = []
     minor: list[tuple[float, str]] = []
     few = np.log10(hi / lo) < 2.2
+    if most is not None and few:  # 2 and 5 labelled only where there is room for them
+        labelled = sum(1 for e in range(int(np.floor(np.log10(lo))),
+                                        int(np.ceil(np.log10(hi))) + 1)
+                       for k in (1, 2, 5) if lo <= k * 10.0**e <= hi)
+        few = labelled <= most
     for exponent in range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1):
         decade = 10.0**exponent
         if lo <= decade <= hi:
@@ -105,7 +127,34 @@ def decade_ticks(lo: float, hi: float) -> list[list[tuple[float, str]]]:
                     major.append((float(np.log10(v)), _number(v)))
                 else:
                     minor.append((float(np.log10(v)), ""))
+    if most is not None and len(major) > max(most, 1):
+        # Every stride-th decade from the lowest: the axis's ends stay labelled.
+        stride = int(np.ceil((len(major) - 1) / max(most - 1, 1)))
+        kept = major[::stride]
+        minor = sorted(minor + [(x, "") for x, t in major if (x, t) not in kept])
+        major = kept
     return [major, minor]
+
+
+def label_line(axis: pg.AxisItem) -> float:
+    """The height in pixels of one tick label of ``axis`` (a line of its tick font)."""
+    return QFontMetricsF(axis.style.get("tickFont") or QFont()).height()
+
+
+def label_room(axis: pg.AxisItem, length: float, gap: float = 1.5) -> int:
+    """How many tick labels ``length`` pixels of a vertical ``axis`` hold, each a line of
+    its tick font and ``gap`` lines apart centre to centre (at least two)."""
+    return max(2, int(length // (label_line(axis) * gap)) + 1)
+
+
+def fitting_linear_ticks(lo: float, hi: float, most: int, target: int = 6
+                         ) -> list[list[tuple[float, str]]]:
+    """:func:`linear_ticks` with at most ``most`` labels (fewer, wider-spaced ticks)."""
+    for aim in range(max(target, 1), 0, -1):
+        ticks = linear_ticks(lo, hi, aim)
+        if len(ticks[0]) <= most:
+            return ticks
+    return linear_ticks(lo, hi, 1)
 
 
 def tick_labels(values, step: float) -> list[str]:
@@ -179,8 +228,9 @@ def linear_ticks(lo: float, hi: float, target: int = 6) -> list[list[tuple[float
 def bottom_legend(widget: pg.PlotWidget, columns: int = 2) -> pg.LegendItem:
     """A legend under the x axis (inside the plot widget, so exports include it), laid out
     in ``columns`` columns, that never hides data."""
-    legend = pg.LegendItem(offset=None, colCount=columns, labelTextColor=foreground(),
+    legend = FittingLegend(offset=None, colCount=columns, labelTextColor=foreground(),
                            labelTextSize="8pt", frame=False, horSpacing=14, verSpacing=-4)
+    legend.most_columns = max(columns, 2)
     item = widget.getPlotItem()
     item.layout.addItem(legend, 4, 1)
     item.legend = legend

@@ -34,6 +34,10 @@ __all__ = ["CAPTION_PROPERTY", "DEFAULT_CAPTIONS", "PresentationMode", "caption_
            "set_caption"]
 
 CAPTION_PROPERTY = "dpstudio_caption"
+#: Sizes of the legend's and the caption's type while presenting, relative to the rest:
+#: what they take in height, the data area does not get.
+LEGEND_SCALE = 0.7
+CAPTION_SCALE = 0.75
 
 #: Title keyword (lower case) → caption for plots that set none.
 DEFAULT_CAPTIONS: dict[str, str] = {
@@ -336,7 +340,8 @@ class PresentationMode(QObject):
         legend = item.legend
         if legend is not None:
             state.legend_size = legend.opts.get("labelTextSize")
-            self._legend_size(legend, f"{base * self.scale * 0.8:.0f}pt")
+            # Smaller than the rest of the type: the legend takes height from the data.
+            self._legend_size(legend, f"{base * self.scale * LEGEND_SCALE:.0f}pt")
         seen: set[int] = set()
         for text_item in item.vb.addedItems + list(item.items):
             if isinstance(text_item, pg.TextItem) and id(text_item) not in seen:
@@ -350,7 +355,7 @@ class PresentationMode(QObject):
         state.margins = item.layout.getContentsMargins()
         caption = caption_for(plot)
         if caption:
-            state.caption = _Caption(plot, caption, base * self.scale * 0.85)
+            state.caption = _Caption(plot, caption, base * self.scale * CAPTION_SCALE)
             left, top, right, _bottom = state.margins
             height = state.caption.place()
             item.layout.setContentsMargins(left, top, right, height + 2 * _Caption.MARGIN)

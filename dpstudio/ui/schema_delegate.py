@@ -12,6 +12,7 @@ from typing import Any
 import shiboken6
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QApplication,
     QComboBox,
     QHBoxLayout,
@@ -122,7 +123,16 @@ class SchemaDelegate(QStyledItemDelegate):
         if not shiboken6.isValid(editor) or getattr(editor, "_closing", False):
             return
         editor._closing = True
+        # The view takes the focus back only from an editor that has it itself (or its
+        # focus proxy): Enter in the bounds editor's upper field would otherwise leave
+        # focus to whatever follows the hidden editor (a plot), not the edited row.
+        view = self.parent()
+        focus = QApplication.focusWidget()
+        keep = isinstance(view, QAbstractItemView) and focus is not None and (
+            focus is editor or editor.isAncestorOf(focus))
         self.commitData.emit(editor)
+        if keep and shiboken6.isValid(view):
+            view.setFocus(Qt.FocusReason.OtherFocusReason)
         self.closeEditor.emit(editor, QStyledItemDelegate.EndEditHint.NoHint)
 
     def destroyEditor(self, editor: QWidget, index: _Index) -> None:  # noqa: N802

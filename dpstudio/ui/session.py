@@ -94,6 +94,9 @@ class Session(QObject, TypedNumbers):
         self.values: np.ndarray | None = None
         self.value_types: tuple[str, ...] = ()
         self.column_problem: str | None = None
+        #: The column's problem is a declaration not yet made (in whole or in part), not
+        #: values that cannot be read: the plots then wait rather than repeat it.
+        self.awaiting_declaration = False
         self.trust_model = "central"
         self.query = "mean"
         self.mechanism = ""
@@ -123,6 +126,7 @@ class Session(QObject, TypedNumbers):
         self.column = self.spec = self.values = None
         self.value_types = ()
         self.column_problem = None
+        self.awaiting_declaration = False
         self._forget("params.", "query_params.")
         if dataset is not None:
             column = self.default_column()
@@ -194,6 +198,10 @@ class Session(QObject, TypedNumbers):
         if self.dataset is None or schema is None:
             return
         before = self.spec
+        # A bound typed while the other is missing changes no spec, only what the column
+        # lacks: the column's problem is re-read then too, or it keeps the old sentence.
+        lacked = None if self.schema is None or self.column is None else (
+            self.schema.missing(self.column))
         self.schema = schema
         names = {spec.name for spec in self.analysable_columns()}
         if self.column not in names:
@@ -203,7 +211,7 @@ class Session(QObject, TypedNumbers):
                 self.changed.emit("column")
                 return
             self._load_column(column)
-        elif schema[self.column] != before:
+        elif schema[self.column] != before or schema.missing(self.column) != lacked:
             self._load_column(self.column)
         else:
             self.changed.emit("schema")
@@ -223,6 +231,7 @@ class Session(QObject, TypedNumbers):
         spec = self.schema[name]
         self.column, self.spec = name, spec
         self.column_problem = None
+        self.awaiting_declaration = False
         kind = _column_kind(spec)
         shown = elide_name(name, PHRASE_CHARS)  # a name can be 100,000 characters long
         try:
@@ -237,6 +246,11 @@ class Session(QObject, TypedNumbers):
             self.values.flags.writeable = False
         self.value_types = registry_value_types(kind, self.values)
         missing = self.schema.missing(name)
+        # Said beside the column (Columns panel, the Analysis panel's Declared row, its
+        # banner); the plots only wait for it (see :attr:`awaiting_declaration`).
+        self.awaiting_declaration = bool(missing) or (
+            kind == "numeric" and spec.bounds is None) or (
+            kind == "categorical" and not spec.categories)
         if missing:  # declared in part: say exactly what is missing, once
             self.column_problem = f"{shown}: {missing}"
         elif kind == "numeric" and spec.bounds is None:
@@ -246,6 +260,14 @@ class Session(QObject, TypedNumbers):
         elif kind == "categorical" and not spec.categories:
             self.column_problem = (f"declare the categories of '{shown}' (Columns panel or "
                                    "schema file): they are public, never read from the data")
+
+    @property
+    def lacks(self) -> str | None:
+        """What the column's declaration still lacks ("upper bound missing"), if the
+        analyst has declared it in part."""
+        if self.schema is None or self.column is None:
+            return None
+        return self.schema.missing(self.column)
 
     @property
     def column_kind(self) -> str | None:

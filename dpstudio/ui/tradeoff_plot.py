@@ -17,14 +17,17 @@ from PySide6.QtGui import QPainterPath
 from PySide6.QtWidgets import QGraphicsPathItem, QToolButton
 
 from dpstudio.analysis.curves import TradeoffResult
-from dpstudio.ui.legend import fit_columns, set_entry_tooltip
+from dpstudio.ui.legend import set_entry_tooltip
 from dpstudio.ui.plot_caption import PlotCaption
+from dpstudio.ui.plot_fit import fit
 from dpstudio.ui.plots import (
     HINT,
     TRADEOFF_TOOLTIP,
     add_hint,
     bottom_legend,
+    fitting_linear_ticks,
     foreground,
+    label_room,
     linear_ticks,
     style_plot,
 )
@@ -106,6 +109,7 @@ class TradeoffPlot(pg.PlotWidget):
         self.details.toggled.connect(self._details_toggled)
         vb = self.getPlotItem().vb
         vb.sigResized.connect(self._place_details)
+        vb.sigResized.connect(self.fit_ticks)
         vb.sigResized.connect(self._fit_legend)
         self.legend.geometryChanged.connect(self._fit_legend)  # larger text may not fit
         self._place_details()
@@ -128,6 +132,10 @@ class TradeoffPlot(pg.PlotWidget):
         for item in (self._zero, self._fill, *self._roles.values(), self._boxes):
             item.setVisible(False)
         self._set_legend({})
+        label = self.getPlotItem().titleLabel
+        if hasattr(label, "short_forms"):
+            label.short_forms = {}
+            label.set_tooltip_text("")
         self.setTitle("Trade-off", color=foreground(), size="11pt")
         self.hint.textItem.setPlainText(message or HINT)
         self.hint.show()
@@ -213,10 +221,18 @@ class TradeoffPlot(pg.PlotWidget):
         button.move(max(area.right() - button.width() - 6, 0), max(area.top() + 6, 0))
         button.raise_()
 
+    def fit_ticks(self) -> None:
+        """Fewer β labels on a short axis (presentation mode's large type): never piled."""
+        axis = self.getAxis("left")
+        ticks = fitting_linear_ticks(0.0, 1.0, label_room(axis, self.getPlotItem().vb.height()),
+                                     5)
+        if ticks != getattr(self, "_y_ticks", None):
+            self._y_ticks = ticks
+            axis.setTicks(ticks)
+
     def _fit_legend(self) -> None:
-        legend = self.__dict__.get("legend")
-        if legend is not None:
-            fit_columns(legend, max(self.getPlotItem().vb.width(), 100), 2)
+        if self.__dict__.get("legend") is not None:
+            fit(self)  # to the widget's width: never wider than the widget
 
     def _show(self, role: str, line) -> None:
         item = self._roles[role]
@@ -269,11 +285,24 @@ class TradeoffPlot(pg.PlotWidget):
             self._attack = None
         self._apply_visibility()
         self._set_legend(legend)
-        delta = f", δ = {result.delta:.0e}" if result.delta else ""
-        title = f"Attacker's trade-off at ε = {result.epsilon:.3g}{delta}"
-        if self.getPlotItem().titleLabel.text != title:
+        # The whole title where it fits; else without δ (the legend and the title's
+        # tooltip say it), else cut: never wider than the plot.
+        short = f"Attacker's trade-off at ε = {result.epsilon:.3g}"
+        title = short + (f", δ = {_compact(result.delta)}" if result.delta else "")
+        label = self.getPlotItem().titleLabel
+        if hasattr(label, "short_forms"):
+            shortest = f"Trade-off at ε = {result.epsilon:.3g}"
+            label.short_forms = {title: [f for f in (short, shortest) if f != title]}
+            label.set_tooltip_text(title)
+        if label.text != title:
             self.setTitle(title, color=foreground(), size="11pt")
         self.updated.emit()
+
+
+def _compact(value: float) -> str:
+    """δ as "1e-6" (not "1e-06"): shorter, and the same number."""
+    mantissa, exponent = f"{value:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
 
 
 def _short_label(label: str) -> str:

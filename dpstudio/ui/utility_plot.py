@@ -25,8 +25,9 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 
 from dpstudio.analysis.curves import UtilityResult
 from dpstudio.engine.registry import REGISTRY
-from dpstudio.ui.legend import fit_columns, full_name, legend_name, set_entry_tooltip
+from dpstudio.ui.legend import full_name, legend_name, set_entry_tooltip
 from dpstudio.ui.plot_caption import PlotCaption
+from dpstudio.ui.plot_fit import fit
 from dpstudio.ui.plots import (
     AXIS_FONT_PT,
     EPSILON_RANGE,
@@ -36,8 +37,10 @@ from dpstudio.ui.plots import (
     bottom_legend,
     decade_ticks,
     error_axis_label,
+    fitting_linear_ticks,
     foreground,
-    linear_ticks,
+    label_line,
+    label_room,
     style_plot,
 )
 from dpstudio.ui.readout import (
@@ -156,6 +159,7 @@ class UtilityPlot(pg.PlotWidget):
         # Larger legend text (presentation mode) may no longer fit in as many columns.
         self.legend.geometryChanged.connect(self._fit_legend)
         self.getPlotItem().vb.sigResized.connect(self._place_readout)
+        self.getPlotItem().vb.sigResized.connect(self.fit_ticks)
         self.set_epsilon(1.0)
         # Follow "Hide true values" of the session of the view holding this plot, if any.
         self._session = getattr(parent, "session", None)
@@ -387,6 +391,7 @@ class UtilityPlot(pg.PlotWidget):
         self._headroom = 0.0  # the readout asks for it again if it needs it
         if finite.size == 0:
             self._y_range = None
+            self._y_ticks = None
             self.getAxis("left").setTicks(None)
             self.setYRange(0.0, 1.0, padding=0.04)
             return
@@ -402,21 +407,43 @@ class UtilityPlot(pg.PlotWidget):
         where no data is drawn)."""
         lo, hi = self._y_range
         top = hi + (hi - lo) * self._headroom / (1.0 - self._headroom)
-        axis = self.getAxis("left")
-        # Ticks label the data's range only: the band above holds no value.
-        if self._log_y:
-            axis.setTicks(decade_ticks(10.0 ** math.floor(lo + 0.1),
-                                       10.0 ** math.ceil(hi - 0.1)))
-        else:
-            axis.setTicks(linear_ticks(0.0, hi))
+        self.fit_ticks()
         self.setYRange(lo, top, padding=0)
+
+    def fit_ticks(self) -> None:
+        """Ticks on the data's range only (the band above holds no value), as many labels
+        as the axis's height holds apart: a short axis (presentation mode's large type)
+        labels every second or third decade rather than pile them up."""
+        if self.__dict__.get("_y_range") is None:  # none yet, or still being made
+            return
+        lo, hi = self._y_range
+        axis = self.getAxis("left")
+        # The data's share of the axis's height (the rest is the readout's band).
+        height = self.getPlotItem().vb.height()
+        length = height * (1.0 - self._headroom)
+        most = label_room(axis, length) if length > 0 else None
+        if self._log_y:
+            first, last = math.floor(lo + 0.1), math.ceil(hi - 0.1)
+            if most is not None and height > 0:
+                # Labels whole inside the axis: half a line clear of its bottom end.
+                top = hi + (hi - lo) * self._headroom / (1.0 - self._headroom)
+                half = 0.5 * label_line(axis) * (top - lo) / height
+                first, last = max(first, math.ceil(lo + half)), min(last, math.floor(top - half))
+                if first > last:  # no decade whole inside: the data's range as before
+                    first, last = math.floor(lo + 0.1), math.ceil(hi - 0.1)
+            ticks = decade_ticks(10.0**first, 10.0**last, most)
+        else:
+            ticks = fitting_linear_ticks(0.0, hi, most or 7)
+        if ticks != getattr(self, "_y_ticks", None):
+            self._y_ticks = ticks
+            axis.setTicks(ticks)
 
     def _fit_legend(self) -> None:
         """Two columns where the plot is wide enough, one otherwise: never a cut entry."""
-        legend = self.__dict__.get("legend")  # resize events come before __init__ ends
-        if legend is not None:
-            # The legend shares the data area's column of the plot's layout.
-            fit_columns(legend, max(self.getPlotItem().vb.width(), 100), 2)
+        if self.__dict__.get("legend") is not None:  # resize events come before __init__
+            # To the widget's width, not the data area's: a legend laid out wider than the
+            # widget would widen the data area with it, and keep itself so.
+            fit(self)
 
     def _update_marker_text(self) -> None:
         at = self.marker_epsilon()

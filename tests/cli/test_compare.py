@@ -176,3 +176,46 @@ def test_bad_input_is_one_line(capsys, argv, message):
     code, out, err = compare(capsys, SURVEY, *argv)
     assert code == 2 and out == ""
     assert err.startswith("dpstudio") and err.count("\n") == 1 and message in err
+
+
+def test_missing_values_are_named_as_the_cause_of_the_bias(capsys):
+    """Survey gpa: no value outside 0–4, 4.5% missing sent as the middle (2): the bias is
+    the missing values', the JSON splits it, and the table warns (before: no warning)."""
+    gpa = pd.read_csv(SURVEY)["gpa"].to_numpy(dtype=float)
+    code, data, _ = compare(capsys, SURVEY, "--column", "gpa", "--query", "mean",
+                            "--epsilon", "1", "--json")
+    assert code == 0
+    clamping = data["clamping"]
+    present = gpa[np.isfinite(gpa)]
+    sent = np.where(np.isnan(gpa), 2.0, gpa)
+    assert clamping["fraction_outside"] == 0.0 and clamping["clamping_bias"] == 0.0
+    assert clamping["missing_bias"] == pytest.approx(sent.mean() - present.mean(), rel=1e-9)
+    assert clamping["missing_fraction"] == pytest.approx(np.isnan(gpa).mean())
+    assert clamping["missing_value"] == 2.0 and clamping["cause"] == "missing"
+    for r in data["models"]:
+        assert r["bias"] == pytest.approx(clamping["bias"], rel=1e-9)
+    code, out, _ = compare(capsys, SURVEY, "--column", "gpa", "--query", "mean",
+                           "--epsilon", "1")
+    assert ("warning: 4.5% of values are missing and sent as the middle of the bounds (2): "
+            "they bias the mean by -0.03") in out
+
+
+def test_a_model_that_cannot_reach_epsilon_is_listed_with_the_reason(capsys):
+    """Shuffle at ε = 20 with δ = 1e-6 on 2,000 people: no Skellam shares meet it. Before,
+    the row was silently missing; now it is there with rmse null and one sentence."""
+    code, data, err = compare(capsys, SURVEY, "--column", "age", "--query", "mean",
+                              "--epsilon", "20", "--json")
+    assert code == 0, err
+    assert [r["trust_model"] for r in data["models"]] == ["central", "local", "shuffle",
+                                                          "distributed"]
+    shuffle = rows(data)["shuffle"]
+    assert KEYS <= set(shuffle)
+    assert shuffle["rmse"] is None and shuffle["noise"] is None
+    assert shuffle["reason"].startswith("cannot reach ε = 20 with δ = 1e-6 for 2,000 people")
+    assert shuffle["reason"].count(". ") == 0  # one sentence
+    for tm in ("central", "local", "distributed"):
+        assert rows(data)[tm]["rmse"] > 0 and "reason" not in rows(data)[tm]
+    code, out, _ = compare(capsys, SURVEY, "--column", "age", "--query", "mean",
+                           "--epsilon", "20")
+    line = next(ln for ln in out.splitlines() if ln.startswith("  shuffle "))
+    assert "—" in line and "cannot reach ε = 20 with δ = 1e-6 for 2,000 people" in line

@@ -62,8 +62,9 @@ def _impute(qtbot, win, value: str) -> None:
 
 
 def test_local_preview_sends_one_report_per_row(window, qtbot):
-    """A local mean: n = rows (not the present values), the target is the mean with the
-    bounds' middle for a missing value, and the preview is the engine's run_local."""
+    """A local mean: n = rows (not the present values), the target is the mean of the
+    present values (a missing value reports the bounds' middle, which the bias shows),
+    and the preview is the engine's run_local."""
     s, panel = window.session, window.analysis_panel
     qtbot.mouseClick(panel.trust_buttons["local"], Qt.MouseButton.LeftButton)
     _settle(window)
@@ -72,7 +73,7 @@ def test_local_preview_sends_one_report_per_row(window, qtbot):
     x = np.array(s.values, dtype=float)
     assert np.isnan(x).sum() > 300  # the column does have missing values
     assert preview.n == ROWS  # before: the 2,5xx present values
-    assert preview.truth[0] == pytest.approx(np.mean(np.where(np.isnan(x), 50.0, x)))
+    assert preview.truth[0] == pytest.approx(np.nanmean(x))
     res = run_local(s.values, s.mechanism, {"epsilon": s.epsilon}, query="mean",
                     bounds=(LO, HI), source=SimulationSource(window.analysis.preview_seed))
     assert preview.value[0] == res.unbiased and res.n == ROWS

@@ -390,3 +390,69 @@ def test_undeclared_categories_are_not_called_clamped(qtbot, undeclared_csv, mon
         assert "clamped" not in notes.toolTip()
     finally:
         close_window(win)
+
+
+# -- review: the local preview's error includes the bias (issue 12 item 1) ------------------
+
+
+def test_local_preview_error_includes_the_clamping_bias(clamped, qtbot):
+    """Ages up to 90 declared 18–30, local model at ε = 20: the preview's true value is the
+    mean of the ages (≈ 54), not the clamped mean (≈ 29), so its error shows the bias the
+    readout states (≈ −25), not just the noise."""
+    win, plot = clamped, clamped.utility_plot
+    click(qtbot, win.analysis_panel.trust_buttons["local"])
+    settle(win)
+    type_into(qtbot, win.analysis_panel.epsilon.spin.lineEdit(), "20")
+    settle(win)
+    assert win.session.trust_model == "local" and win.session.epsilon == pytest.approx(20)
+    x = np.asarray(win.session.values, dtype=float)
+    summary = win.result_panel.summary.text()
+    truth = number_after(summary, "true value")
+    assert truth == pytest.approx(float(np.mean(x)), rel=1e-3)
+    bias = number_after(plot.marker_text(), "bias")
+    error = number_after(summary, "(error")
+    assert error == pytest.approx(-abs(bias), rel=0.05)  # the clamped mean sits ≈25 below
+    assert abs(error) > 20
+
+
+def test_the_warning_blames_missing_values_when_they_cause_the_bias(survey, qtbot):
+    """Survey gpa under shuffle: no value outside 0–4, but 4.5% missing sent as the middle
+    (2) bias the mean by −0.037, 4× the noise at ε = 1: the amber warning names the missing
+    values, not the bounds (before: no warning at all)."""
+    win, plot = survey, survey.utility_plot
+    pick(qtbot, win.analysis_panel.column_combo, "gpa")
+    settle(win)
+    assert win.session.column == "gpa" and win.session.query == "mean"
+    assert plot.clamping_warning() == ""  # central drops the missing values: no bias
+    click(qtbot, win.analysis_panel.trust_buttons["shuffle"])
+    settle(win)
+    assert win.session.trust_model == "shuffle"
+    warning = plot.clamping_warning()
+    assert warning.startswith("4.5% of values are missing and sent as the middle of the "
+                              "bounds (2): they bias the mean by -0.03"), warning
+    assert "the price of hiding who is missing" in warning and "widen" not in warning
+    assert "⚠" in primary_line(win) and warning in plot.marker_text()
+
+
+def test_a_large_columns_shuffle_preview_is_drawn_from_the_plan(survey, qtbot,
+                                                                monkeypatch):
+    """Switching to Shuffle on a column too large to shuffle on every change (here: the
+    threshold lowered below the survey's 2,000 × ~110 messages) draws the preview from the
+    plan, and the preview's notes say so; the protocol itself never runs."""
+    from dpstudio.analysis import dispatch
+    from dpstudio.engine import shuffle
+
+    def refuse(*a, **k):
+        raise AssertionError("the shuffle protocol ran on every row")
+
+    monkeypatch.setattr(dispatch, "QUICK_MESSAGES", 1_000, raising=False)
+    monkeypatch.setattr(shuffle, "run_shuffle_sum", refuse)
+    win = survey
+    click(qtbot, win.analysis_panel.trust_buttons["shuffle"])
+    settle(win)
+    assert win.session.trust_model == "shuffle"
+    panel = win.result_panel
+    assert panel.preview is not None and panel.preview.trust_model == "shuffle"
+    assert "preview drawn from the protocol's planned error" in panel.notes.toolTip()
+    assert "people's messages shuffled" in panel.notes.toolTip()
+    assert "n = 2,000 reports" in panel.summary.text()
