@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint layers bench samples clean
+.PHONY: run test test-window lint layers bench samples package package-smoke install-desktop icons clean
 
 # pip, told to print errors only: its warnings (unreachable extra indexes in a pip.conf,
 # setuptools' notes on building an editable install, a newer pip) are not the analyst's
@@ -25,15 +25,22 @@ $(STAMP): pyproject.toml
 
 # Exit status 1 is "no display": DP Studio has already said so in one line.
 run: $(STAMP)
-	@$(BIN)/dpstudio resources/samples/survey.csv || [ $$? -eq 1 ]
+	@$(BIN)/dpstudio sample:survey || [ $$? -eq 1 ]
 
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
-	$(BIN)/ruff check dpstudio tests benchmarks resources packaging
+	$(BIN)/ruff check dpstudio tests benchmarks packaging
 	$(BIN)/lint-imports
 
+# Focus, Tab and shortcuts in a real window (X server), which offscreen rendering does not
+# show: tests/ui/test_real_window.py, skipped by `make test`. Needs xvfb-run (apt-get
+# install xvfb).
+test-window: $(STAMP)
+	xvfb-run -a -s "-screen 0 1920x1080x24" env QT_QPA_PLATFORM=xcb \
+		$(BIN)/python -m pytest -q -p no:cacheprovider tests/ui/test_real_window.py
+
 lint: $(STAMP)
-	$(BIN)/ruff check dpstudio tests benchmarks resources packaging
+	$(BIN)/ruff check dpstudio tests benchmarks packaging
 
 layers: $(STAMP)
 	$(BIN)/lint-imports
@@ -42,7 +49,29 @@ bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/engine.py
 
 samples: $(STAMP)
-	$(BIN)/python resources/samples/make_samples.py
+	$(BIN)/python dpstudio/resources/samples/make_samples.py
+
+# The standalone desktop application (packaging/README.md): dist/dpstudio/ and its
+# .tar.gz. PyInstaller is a build tool, installed here only, not a dependency of DP Studio.
+PYINSTALLER := $(VENV)/.pyinstaller
+$(PYINSTALLER): $(STAMP)
+	@$(PIP) install 'pyinstaller>=6.10'
+	@touch $@
+
+package: $(PYINSTALLER)
+	$(BIN)/python packaging/build_bundle.py
+
+# Starts the frozen executable (--version, --screenshot, a query); run after `make package`.
+package-smoke: $(STAMP)
+	$(BIN)/python packaging/smoke.py dist/dpstudio
+
+# Launcher, icons, .dpstudio MIME type and metainfo under ~/.local/share, for this user.
+install-desktop: $(STAMP)
+	$(BIN)/dpstudio --install-desktop
+
+# Re-render dpstudio/resources/icons/dpstudio-*.png after editing dpstudio.svg.
+icons: $(STAMP)
+	$(BIN)/python packaging/render_icons.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache

@@ -1,6 +1,7 @@
 """The ``dpstudio`` command line: the GUI by default, headless commands by name.
 
     dpstudio [DATASET] [--screenshot FILE.png] [--size 1400x900] [--view analysis|data|...]
+    dpstudio --version | --install-desktop
     dpstudio query DATA --column C --query mean --bounds 0,100 --mechanism laplace --epsilon 1
     dpstudio compare DATA --column C --query mean --bounds 0,100 --epsilon 1 [--json]
     dpstudio mechanisms [--json]
@@ -55,14 +56,20 @@ def _gui_parser() -> argparse.ArgumentParser:
         description="DP Studio: differential privacy across trust models. Starts the "
         "application; headless commands: " + ", ".join(COMMANDS) + " (dpstudio COMMAND -h).",
     )
-    p.add_argument("dataset", nargs="?", help="dataset to open (default: the survey sample)")
+    p.add_argument("dataset", nargs="?", help="dataset to open, or sample:NAME for a bundled "
+                   "sample (default: sample:survey)")
     p.add_argument("--screenshot", metavar="FILE.png",
                    help="render the main window offscreen to a PNG and exit")
     p.add_argument("--size", type=_size, default=(1400, 900), metavar="WxH",
                    help="window size for --screenshot (default 1400x900)")
     p.add_argument("--view", choices=("analysis", "data", "ledger", "utility", "tradeoff"),
                    help="view to render with --screenshot (default analysis)")
-    p.add_argument("--version", action="store_true", help="print the version and exit")
+    p.add_argument("--version", action="store_true",
+                   help="print the version, the release randomness source and the versions "
+                   "of Qt, numpy and Python, and exit")
+    p.add_argument("--install-desktop", action="store_true",
+                   help="add DP Studio to this user's application menu (launcher, icons, "
+                   "the .dpstudio file type) under ~/.local/share, and exit")
     return p
 
 
@@ -72,13 +79,25 @@ def _gui_parser() -> argparse.ArgumentParser:
 def _cmd_gui(argv: Sequence[str]) -> int:
     args = _gui_parser().parse_args(argv)
     if args.version:
-        from dpstudio import __version__
+        from dpstudio.about import about_lines, version_line
 
-        print(f"dpstudio {__version__}")
+        print(version_line())
+        for line in about_lines():
+            print(f"  {line}")
         return EXIT_OK
+    if args.install_desktop:
+        from dpstudio.desktop import install_desktop
+
+        written = install_desktop()
+        print(f"DP Studio is in this user's application menu ({len(written)} files):")
+        for path in written:
+            print(f"  {path}")
+        return EXIT_OK
+    from dpstudio.data.samples import data_argument
     from dpstudio.ui.app import run_app
 
-    return run_app(args.dataset, screenshot=args.screenshot, size=args.size, view=args.view)
+    dataset = data_argument(args.dataset) if args.dataset is not None else None
+    return run_app(dataset, screenshot=args.screenshot, size=args.size, view=args.view)
 
 
 def _pipe_closed() -> int:

@@ -11,7 +11,10 @@ analyst's eyes, never released.
 
 from __future__ import annotations
 
+import functools
 import math
+import threading
+import weakref
 from dataclasses import replace
 
 import numpy as np
@@ -54,6 +57,58 @@ WARNING_EPSILON = 1.0
 _PLANNED = planned_trust_models()
 
 
+# ------------------------------------------------------------------------ memo
+# One lines job asks for the same bias and truth a dozen times (its own line, each
+# compared model's, the clamping report), each a pass over every row. They depend on the
+# values and on a few choices, not on ε, δ or the mechanism: remembered here for the one
+# values array in use, while it is alive and read-only (the session's column is; an
+# array that may still change is never remembered).
+_MEMO_LOCK = threading.Lock()
+_MEMO: dict = {"ref": None, "results": {}}
+_MISSING = object()
+
+
+def _memo_key(s: Choices) -> tuple:
+    """The choices a bias or truth depends on: shuffle and secure aggregation send the same
+    values (one key); a local histogram's cells depend on its mechanism."""
+    model = "planned" if s.trust_model in _PLANNED else s.trust_model
+    mechanism = s.mechanism if s.trust_model == "local" else None
+    return (model, s.query, s.column_type, s.bounds, s.categories, s.bins, s.quantile,
+            s.missing, s.impute, mechanism)
+
+
+def _statistic_key(s: Choices) -> tuple:
+    """The choices the present values' statistic depends on (not the trust model)."""
+    return (s.query, s.column_type, s.bounds, s.categories, s.bins, s.quantile)
+
+
+def _memoized(fn=None, *, key=_memo_key):
+    """``fn(s, values)`` remembered per ``key(s)`` for the read-only array in use."""
+    if fn is None:
+        return functools.partial(_memoized, key=key)
+
+    @functools.wraps(fn)
+    def wrapper(s: Choices, values: np.ndarray):
+        if not isinstance(values, np.ndarray) or values.flags.writeable:
+            return fn(s, values)
+        memo_key = (fn.__name__, key(s))
+        with _MEMO_LOCK:
+            ref = _MEMO["ref"]
+            if ref is None or ref() is not values:
+                _MEMO["ref"], _MEMO["results"] = weakref.ref(values), {}
+            hit = _MEMO["results"].get(memo_key, _MISSING)
+        if hit is _MISSING:
+            hit = fn(s, values)
+            with _MEMO_LOCK:
+                ref = _MEMO["ref"]
+                if ref is not None and ref() is values:
+                    _MEMO["results"][memo_key] = hit
+        # A copy of an array: callers may not change the remembered one.
+        return hit.copy() if isinstance(hit, np.ndarray | dict) else hit
+
+    return wrapper
+
+
 def protocol_values(s: Choices, values: np.ndarray) -> np.ndarray:
     """The column as a shuffle or secure-aggregation protocol sends it.
 
@@ -74,12 +129,13 @@ def protocol_values(s: Choices, values: np.ndarray) -> np.ndarray:
     return lo + u * (hi - lo)
 
 
-
+@_memoized(key=_statistic_key)
 def _present_statistic(s: Choices, values: np.ndarray) -> float:
     drop = replace(s.spec(), missing="drop", impute=None)
     return float(true_value(values, drop))
 
 
+@_memoized
 def estimand(s: Choices, values: np.ndarray) -> np.ndarray:
     """The truth an error is measured against.
 
@@ -101,6 +157,7 @@ def estimand(s: Choices, values: np.ndarray) -> np.ndarray:
     return np.atleast_1d(true_value(values, s.spec())).astype(np.float64)
 
 
+@_memoized
 def imputation_shift(s: Choices, values: np.ndarray) -> float | None:
     """How far imputing moves the statistic from that of the present values (analyst only).
 
@@ -124,6 +181,7 @@ def imputation_shift(s: Choices, values: np.ndarray) -> float | None:
     return float(true_value(filled, drop)) - float(true_value(values, drop))
 
 
+@_memoized
 def release_bias(s: Choices, values: np.ndarray) -> float | None:
     """The release's expectation minus the truth, for a central sum, mean or variance.
 
@@ -152,6 +210,7 @@ def release_bias(s: Choices, values: np.ndarray) -> float | None:
     return float(true_value(x, drop)) - float(true_value(values, drop))
 
 
+@_memoized
 def analyst_bias(s: Choices, values: np.ndarray) -> float | None:
     """What clamping and imputing move a release's expectation by, measured on the data.
 
@@ -237,6 +296,7 @@ def _fill_value(s: Choices) -> float | None:
     return None if c is None else float(np.clip(c, *s.bounds))
 
 
+@_memoized
 def bias_parts(s: Choices, values: np.ndarray) -> dict | None:
     """The release's bias split into its causes, measured on the data (analyst only).
 

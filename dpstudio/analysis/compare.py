@@ -49,13 +49,13 @@ from dpstudio.analysis.curves import trust_label
 from dpstudio.analysis.dispatch import plan, planned_trust_models
 from dpstudio.analysis.footing import (
     assumptions,
-    delta_text,
     effective_delta,
     footing_text,
     like_for_like,
     n_known,
     relation_of,
 )
+from dpstudio.analysis.reach import Unreached, reach_grid, unreachable
 from dpstudio.analysis.request import AnalysisSpec
 from dpstudio.engine.errors import EngineError
 from dpstudio.engine.queries import QuerySpec
@@ -64,14 +64,17 @@ from dpstudio.engine.utility import analytic_curve
 from dpstudio.jobs import State, check
 
 __all__ = [
+    "CURATOR_BEST",
     "PLANNED_MODELS",
     "central_best",
     "clamping_warning",
     "compare_models",
     "comparison_at",
+    "computed_names",
     "curator_envelope",
     "densify_plan",
     "noise_curve",
+    "reach_at",
     "sum_analysis",
     "sum_plan",
     "unreachable_reason",
@@ -371,6 +374,41 @@ def curator_envelope(epsilons: np.ndarray, error: np.ndarray,
     return out, taken
 
 
+#: The legend's name of a central line that is not one mechanism's: where another model's
+#: protocol does better, the curator runs it (the readout names what each ε's number is).
+CURATOR_BEST = "curator's best"
+
+
+def computed_names(mechanisms: list[str | None], taken: list[str | None]
+                   ) -> tuple[str | None, ...]:
+    """What the central line of a comparison computed at each ε, in the words people see.
+
+    The line is the best a curator can do: a central mechanism's noise, or where another
+    model's protocol does better, that protocol run by the curator (:func:`curator_envelope`).
+    The readout and ``dpstudio compare`` name it the same way.
+
+    Parameters
+    ----------
+    mechanisms : list of str or None
+        The central mechanism at each ε (:func:`central_best`).
+    taken : list of str or None
+        The protocol the curator runs instead at each ε (None: the central mechanism's).
+
+    Returns
+    -------
+    tuple of str or None
+        E.g. "Discrete Laplace" or "Randomized response, run by the curator"; None where
+        nothing reaches that ε.
+    """
+    out: list[str | None] = []
+    for mechanism, protocol in zip(mechanisms, taken, strict=True):
+        if protocol is not None:
+            out.append(f"{REGISTRY.get(protocol).label}, run by the curator")
+        else:
+            out.append(None if mechanism is None else REGISTRY.get(mechanism).label)
+    return tuple(out)
+
+
 # ---------------------------------------------------------- one ε, every trust model
 
 
@@ -444,7 +482,8 @@ def compare_models(s: Choices, values: np.ndarray, epsilon: float,
         if better:  # the curator runs that protocol itself: same guarantee, its error
             best = min(better, key=lambda r: r["rmse"])
             central.update(rmse=best["rmse"], noise=best["noise"],
-                           mechanism=best["mechanism"], label=best["label"],
+                           mechanism=best["mechanism"],
+                           label=computed_names([None], [best["mechanism"]])[0],
                            assumptions=central["assumptions"] + " · the curator runs "
                            f"the {trust_label(best['trust_model']).lower()} protocol "
                            "itself (less error than its own noise at this ε)")
@@ -453,6 +492,9 @@ def compare_models(s: Choices, values: np.ndarray, epsilon: float,
 
 def unreachable_reason(c: Choices, values: np.ndarray, epsilon: float) -> str:
     """Why trust model ``c`` has no error at ``epsilon``, in one sentence.
+
+    The same sentence as the readout of the utility plot: where the model's guarantee
+    stops, on the plot's own grid of ε (:func:`reach_grid`, with ``epsilon`` itself).
 
     Parameters
     ----------
@@ -465,24 +507,32 @@ def unreachable_reason(c: Choices, values: np.ndarray, epsilon: float) -> str:
     Returns
     -------
     str
-        E.g. "cannot reach ε = 20 with δ = 1e-6 for 2,000 people (δ = 9e-07 is too small
-        for 2000 clients' Skellam shares)": the engine's refusal in brackets when it
-        gives one.
+        E.g. "cannot reach ε = 20 with δ = 1e-6 for 2,000 people (at this δ it reaches
+        ε 6.3 but not 16)".
     """
-    why = ""
-    try:
-        if c.trust_model in PLANNED_MODELS:
-            sum_plan(c, values, epsilon)
-        elif c.trust_model == "local":
-            build_randomizer(c, epsilon)
-        else:
-            analytic_curve(c.spec(), np.array([epsilon]), "rmse", values)
-    except EngineError as e:
-        why = f" ({str(e).rstrip('.')})"
-    except (ValueError, TypeError, AttributeError):
-        pass
-    return (f"cannot reach ε = {epsilon:g} with δ = {delta_text(effective_delta(c))} for "
-            f"{int(np.size(values)):,} people{why}")
+    return reach_at(c, values, epsilon).reason(float(epsilon))
+
+
+def reach_at(c: Choices, values: np.ndarray, epsilon: float) -> Unreached:
+    """Where ``c`` reaches, on the plot's grid of ε and at ``epsilon`` itself.
+
+    Parameters
+    ----------
+    c : Choices
+    values : numpy.ndarray
+    epsilon : float
+
+    Returns
+    -------
+    Unreached
+        ``reaches(epsilon)`` is True where the model has an error at ``epsilon`` after all.
+    """
+    eps = np.union1d(reach_grid(c), [float(epsilon)])
+    found = unreachable(c, values, eps, noise_curve(replace(c, metric="rmse"), values, eps))
+    if found is None:  # reached everywhere
+        lo, hi = float(eps.min()), float(eps.max())
+        found = Unreached(float(effective_delta(c)), int(np.size(values)), (lo, hi))
+    return found
 
 
 def _model_choice(s: Choices, tm: str, mechanism: str | None) -> Choices | None:

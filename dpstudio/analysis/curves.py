@@ -10,7 +10,7 @@ are the legend texts the plots show.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -79,6 +79,12 @@ class Curve:
     noise_only: bool = False
     assumptions: str = ""
     bias: float | None = None
+    #: Where an analytic line stops short of the plotted ε, and why
+    #: (:class:`~dpstudio.analysis.reach.Unreached`); None where it covers them all.
+    unreached: Any = None
+    #: What the line computed at each ε where that changes along it (the central line of
+    #: a comparison: :func:`~dpstudio.analysis.compare.computed_names`), else None.
+    names: tuple[str | None, ...] | None = None
 
 
 @dataclass

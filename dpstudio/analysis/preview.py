@@ -26,6 +26,7 @@ from dpstudio.analysis.choices import (
     local_column,
     resolved_params,
 )
+from dpstudio.analysis.compare import reach_at
 from dpstudio.analysis.curves import Preview, trust_label
 from dpstudio.analysis.dispatch import plan, quick_to_simulate, run
 from dpstudio.analysis.request import AnalysisSpec
@@ -36,7 +37,7 @@ from dpstudio.analysis.utility import (
     protocol_values,
     sum_analysis,
 )
-from dpstudio.engine.errors import QueryError
+from dpstudio.engine.errors import EngineError, QueryError
 from dpstudio.engine.queries import QuerySpec
 from dpstudio.engine.rng import SimulationSource
 from dpstudio.engine.utility import true_value
@@ -96,8 +97,21 @@ def preview(s: Choices, values: np.ndarray, state: State | None = None, *, seed:
     if s.trust_model == "local":
         return _local_preview(s, values, source, seed)
     if s.trust_model in PLANNED_MODELS:
-        return _sum_preview(s, values, source, seed)
+        try:
+            return _sum_preview(s, values, source, seed)
+        except EngineError as e:
+            raise _plain_refusal(s, values, e) from e
     raise QueryError(f"no preview for the {s.trust_model} model yet")
+
+
+def _plain_refusal(s: Choices, values: np.ndarray, error: EngineError) -> EngineError:
+    """A protocol's refusal at the chosen (ε, δ) in the words of the readout and of
+    ``dpstudio compare`` (:func:`~dpstudio.analysis.compare.unreachable_reason`), with the
+    δ the analyst set (the engine's may be the part of it a protocol gives its noise)."""
+    reach = reach_at(s, values, s.epsilon)
+    if reach.reaches(s.epsilon):  # not a matter of (ε, δ): the engine's own sentence
+        return error
+    return QueryError(f"{trust_label(s.trust_model)} {reach.reason(s.epsilon)}")
 
 
 def _local_preview(s: Choices, values: np.ndarray, source: Any, seed: int) -> Preview:
@@ -144,14 +158,17 @@ def _heavy_hitters_preview(s: Choices, values: np.ndarray, source: Any, seed: in
     """The words a heavy-hitters release would discover, with their estimated counts and
     intervals; the truth is each discovered word's count in the column (analyst only)."""
     from dpstudio.engine.local.respond import word_inputs
+    from dpstudio.engine.local.sfp import word_codes
 
     column = np.asarray(values, dtype=object)
     res = _run_local(s, column, resolved_params(s, s.epsilon), "heavy_hitters", source)
     items = res.items or []
     labels = [str(i["item"]) for i in items]
     words = res.oracle.prepare(word_inputs(column).values)  # as the devices see them
-    distinct, counts = np.unique(words.astype(str), return_counts=True)
-    index = dict(zip(distinct.tolist(), counts.tolist(), strict=True))
+    # Counted through the words' codes (one hashing pass), not a sorted string array.
+    codes, texts = word_codes(words)
+    counts = np.bincount(codes, minlength=len(texts))
+    index = dict(zip(texts, counts.tolist(), strict=True))
     truth = np.array([float(index.get(w, 0)) for w in labels])
     value = np.array([float(i["count"]) for i in items])
     low = np.array([float(i["ci_low"]) for i in items])
@@ -214,6 +231,11 @@ def _sum_preview(s: Choices, values: np.ndarray, source: Any, seed: int) -> Prev
         eps_, dlt_ = planned.epsilon, planned.delta
     notes.append(f"{model} model · interval: the protocol's rigorous {s.confidence:g} "
                  "error bound")
+    # Counted as the central and local previews count them: the interval then says it
+    # covers the clamped statistic, in every model's words alike.
+    present = np.asarray(values, dtype=np.float64)
+    present = present[np.isfinite(present)]
+    clamped = int(np.count_nonzero((present < s.bounds[0]) | (present > s.bounds[1])))
     return Preview(s.query, s.mechanism, s.trust_model, eps_, dlt_, None, np.array([value]),
                    np.array([value - half]), np.array([value + half]), truth, s.confidence,
-                   source.label, seed, notes=notes, n=rows)
+                   source.label, seed, clamped=clamped, notes=notes, n=rows)

@@ -48,8 +48,10 @@ from dpstudio.analysis.choices import (
     local_inputs,
 )
 from dpstudio.analysis.compare import (
+    CURATOR_BEST,
     PLANNED_MODELS,
     central_best,
+    computed_names,
     curator_envelope,
     densify_plan,
     noise_curve,
@@ -58,7 +60,9 @@ from dpstudio.analysis.compare import (
 )
 from dpstudio.analysis.curves import Curve, UtilityResult, curve_name, metric_label
 from dpstudio.analysis.footing import assumptions, caption
+from dpstudio.analysis.reach import unreachable
 from dpstudio.engine.errors import EngineError
+from dpstudio.engine.local.tally import tally_values
 from dpstudio.engine.registry import REGISTRY
 from dpstudio.engine.rng import SimulationSource
 from dpstudio.engine.utility import monte_carlo_curve
@@ -126,38 +130,52 @@ def _error_of_samples(samples: np.ndarray, truth: np.ndarray, metric: str
 
 
 def _simulate(s: Choices, values: np.ndarray, epsilons: np.ndarray, reps: int,
-              source: SimulationSource, state: State | None) -> Curve | None:
-    """Monte-Carlo error of the chosen mechanism at each ε (with ≈95% bars), or None."""
+              source: SimulationSource, state: State | None) -> tuple[Curve | None, int]:
+    """Monte-Carlo error of the chosen mechanism at each ε (with ≈95% bars), or None; and
+    the replications per ε.
+
+    A local randomizer that offers ``sample_estimates`` (the mean oracles) draws each
+    simulated estimate from the law of its sum over the grouped values
+    (:mod:`dpstudio.engine.local.tally`), at a cost in distinct values rather than rows;
+    the others randomize every record, ``reps`` times."""
     name = curve_name(s.trust_model, s.info.label, "simulated")
     if s.trust_model == "central":
         mc = monte_carlo_curve(values, s.spec(), epsilons, reps, source,
                                s.metric, state)
         return Curve(name, "central", s.mechanism, "simulation", mc.epsilon, mc.error,
-                     mc.low, mc.high)
+                     mc.low, mc.high), reps
     if s.trust_model != "local":
-        return None  # the sum protocols' errors are planned exactly enough (a bound)
+        return None, 0  # the sum protocols' errors are planned exactly enough (a bound)
     # Against the present values' statistic (a mean: unclamped), so the points include
     # the clamping bias the line includes.
     truth, inputs = estimand(s, values), local_inputs(s, values)[1]
     pts = np.empty((epsilons.size, 3))
+    tally = None
     for i, e in enumerate(epsilons):
         check(state)
         obj = build_randomizer(s, float(e))
-        draws = np.stack([_local_estimate(obj, inputs, source) for _ in range(reps)])
+        if hasattr(obj, "sample_estimates"):
+            if tally is None:  # once per job: the values do not change with ε
+                tally = tally_values(inputs)
+                reps = randomizer_reps(tally.values.size, epsilons.size)
+            draws = obj.sample_estimates(tally, reps, source)[:, None]
+        else:
+            draws = np.stack([_local_estimate(obj, inputs, source) for _ in range(reps)])
         pts[i] = _error_of_samples(draws, truth, s.metric)
         if state is not None:
             state.progress((i + 1) / epsilons.size)
     return Curve(name, s.trust_model, s.mechanism, "simulation", epsilons.copy(), pts[:, 0],
-                 pts[:, 1], pts[:, 2])
+                 pts[:, 1], pts[:, 2]), reps
 
 
 def randomizer_reps(n: int, points: int) -> int:
-    """Replications for a randomizer's Monte-Carlo curve: ~2 million randomized records.
+    """Replications for a randomizer's Monte-Carlo curve: ~2 million randomized records
+    (or grouped values, for a randomizer that draws its estimate from the values' tally).
 
     Parameters
     ----------
     n : int
-        Reports per release.
+        Reports per release (or entries of the tally).
     points : int
         Number of ε of the curve.
 
@@ -204,7 +222,8 @@ def utility(s: Choices, values: np.ndarray, state: State | None = None, *,
     state : State, optional
         Progress and cancellation of the job.
     reps : int
-        Monte-Carlo replications per ε (central model; randomizers adapt them to n).
+        Monte-Carlo replications per ε (central model; randomizers adapt them to n,
+        or to the distinct values when they draw their estimates from a tally).
     seed : int
         Seed of the simulation.
     mc_epsilons, line_epsilons : numpy.ndarray, optional
@@ -261,12 +280,11 @@ def utility(s: Choices, values: np.ndarray, state: State | None = None, *,
         if s.trust_model != "central":
             mc_eps = eps_mc[::2]  # the oracles' variances are exact: fewer points suffice
             used_reps = randomizer_reps(n, mc_eps.size)
-        sim = _simulate(s, values, mc_eps, used_reps, source,
-                        _Part(state, 0.05, 0.9, "Monte-Carlo simulation"))
+        sim, used_reps = _simulate(s, values, mc_eps, used_reps, source,
+                                   _Part(state, 0.05, 0.9, "Monte-Carlo simulation"))
         if sim is not None:
             curves.append(sim)
         else:
-            used_reps = 0
             notes.append(f"no simulation for the {s.trust_model} model: the curve is the "
                          "protocol's data-free error bound")
     compared = False
@@ -285,9 +303,11 @@ def utility(s: Choices, values: np.ndarray, state: State | None = None, *,
     if fixed is not None:
         notes.append(f"the mechanism's parameters fix its guarantee at ε = {fixed:.4g}: the "
                      "marker stands there, whatever the ε slider says")
+    # The clamping report rides on the lines (the view reads it there): the points' and
+    # the comparison's jobs need not measure it again.
     return UtilityResult(s.utility_key(), s.metric, metric_label(s), curves, n, used_reps,
                          notes, fixed, caption(s, curves, compared),
-                         _clamping(s, values, own, line_eps))
+                         _clamping(s, values, own, line_eps) if analytic else None)
 
 
 def _line(s: Choices, values: np.ndarray, epsilons: np.ndarray, primary: bool,
@@ -299,6 +319,8 @@ def _line(s: Choices, values: np.ndarray, epsilons: np.ndarray, primary: bool,
     noise = noise_curve(s, values, epsilons, state)
     if noise is None:
         return None
+    # Where the chosen line stops short, the readout says why (the planned grid knows).
+    reach = unreachable(s, values, epsilons, noise) if primary else None
     if dense is not None and s.trust_model in PLANNED_MODELS:
         noise, epsilons = densify_plan(s, epsilons, noise, dense), dense
     bias = analyst_bias(s, values) if s.metric in ("rmse", "relative") else None
@@ -306,7 +328,8 @@ def _line(s: Choices, values: np.ndarray, epsilons: np.ndarray, primary: bool,
     kind = "bound" if s.trust_model in PLANNED_MODELS else "analytic"
     return Curve(curve_name(s.trust_model, s.info.label, kind), s.trust_model, s.mechanism,
                  "analytic", epsilons, with_bias(noise, bias, s.metric, truth),
-                 primary=primary, assumptions=assumptions(s), bias=bias or None)
+                 primary=primary, assumptions=assumptions(s), bias=bias or None,
+                 unreached=reach)
 
 
 def _compare(s: Choices, values: np.ndarray, others: list[Choices], own: Curve | None,
@@ -364,17 +387,18 @@ def _central_line(s: Choices, central: Choices, values: np.ndarray, eps: np.ndar
     if len(labels) > 1:
         text += f" ({', '.join(labels)})"
     run = [i for i, t in enumerate(taken) if t is not None]
+    named = REGISTRY.get(main).label
     if run:
         label = REGISTRY.get(taken[run[0]]).label
         text += (f" · from ε ≈ {eps[run[0]]:.2g} the curator runs {label} itself (less "
                  "error than central noise)")
+        named = CURATOR_BEST  # not one mechanism's line: the readout names each ε's
     # Beside a chosen central line it needs telling apart; beside another model's it is
     # simply the central model (every line there is on the footing).
-    name = curve_name("central", REGISTRY.get(main).label,
-                      "like" if s.trust_model == "central" else "analytic")
+    name = curve_name("central", named, "like" if s.trust_model == "central" else "analytic")
     bias = analyst_bias(central, values) if s.metric in ("rmse", "relative") else None
     return Curve(name, "central", main, "analytic", eps, error, primary=False,
-                 assumptions=text, bias=bias or None)
+                 assumptions=text, bias=bias or None, names=computed_names(mechanisms, taken))
 
 
 def _clamping(s: Choices, values: np.ndarray, own: Curve | None, eps: np.ndarray

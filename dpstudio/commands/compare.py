@@ -85,7 +85,7 @@ def _column(args: argparse.Namespace) -> tuple[Any, Any, tuple | None, tuple | N
     from dpstudio.data.loading import load_table
     from dpstudio.data.schema import schema_for
 
-    frame = load_table(args.data, header=args.header)
+    frame = load_table(args.data, header=args.header, columns=[args.column])  # it alone
     for note in frame.attrs.get("load_notes", ()):  # for the analyst, never in the output
         print(f"dpstudio: note: {note}", file=sys.stderr)
     schema = schema_for(args.data)

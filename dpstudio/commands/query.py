@@ -55,7 +55,8 @@ def parser() -> argparse.ArgumentParser:
         epilog="Negative bounds: write --bounds=-5,5. Bounds and categories must be declared "
         "(on the command line or in DATA.schema.json), never read off the data.",
     )
-    p.add_argument("data", help="CSV, TSV, Parquet or Excel file")
+    p.add_argument("data", help="CSV, TSV, Parquet or Excel file, or sample:NAME for a "
+                   "bundled sample (sample:survey, sample:health)")
     p.add_argument("--no-header", dest="header", action="store_false",
                    help="the file's first line is data, not column names (columns are "
                    "then named 1, 2, …)")
@@ -143,6 +144,7 @@ def _run(args: argparse.Namespace) -> int:
     from dpstudio.analysis import capability, declared_fill
     from dpstudio.analysis import run as run_analysis
     from dpstudio.data.loading import load_table
+    from dpstudio.data.samples import data_argument
     from dpstudio.engine.registry import REGISTRY
     from dpstudio.engine.rng import SecureSource, SimulationSource
 
@@ -157,7 +159,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.export_records and "records" not in row.options:
         raise CliError("--export-records applies to local protocols (the records they send)")
     args.missing = _missing(args, trust)
-    frame = load_table(args.data, header=args.header)
+    args.data = data_argument(args.data)  # sample:NAME → the bundled file, sidecar beside it
+    frame = load_table(args.data, header=args.header, columns=_columns_read(args))
     for note in frame.attrs.get("load_notes", ()):  # for the analyst, never in the output
         print(f"dpstudio: note: {note}", file=sys.stderr)
     declared = _declared(args.data, args.column)
@@ -193,6 +196,13 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(f"  ledger       {LEDGER_NOTE}")
     return EXIT_OK
+
+
+def _columns_read(args: argparse.Namespace) -> list[str]:
+    """The columns a query reads: its column, and a model's features. Only these are
+    loaded (a one-column mean of a wide table reads one column's bytes, not the table's)."""
+    features = [f.strip() for f in (args.features or "").split(",") if f.strip()]
+    return list(dict.fromkeys([args.column, *features]))
 
 
 class _Context:

@@ -24,6 +24,7 @@ import os
 import re
 import warnings
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,7 @@ _EOF_QUOTE_RE = re.compile(r"EOF inside string starting at row (\d+)")
 
 
 def load_table(path: str | os.PathLike[str], *, state: Any = None,
-               header: bool = True) -> pd.DataFrame:
+               header: bool = True, columns: Sequence[str] | None = None) -> pd.DataFrame:
     """Load a table from ``path``; the format follows the file extension.
 
     ``df.attrs`` records ``source`` (the path), ``format``, ``header`` and, for text
@@ -79,6 +80,36 @@ def load_table(path: str | os.PathLike[str], *, state: Any = None,
     a first line made only of numbers is probably data: ``df.attrs["load_notes"]`` then
     holds a one-line note saying so (see :func:`header_note`). Infinities stay ±inf: every
     release treats them as missing and counts them for the analyst.
+
+    ``columns`` (optional) names the only columns to read, as the full load would name
+    them: the frame then holds those, in that order, with the same values and types the
+    full load gives them. Parquet reads only their column chunks; UTF-8 text is parsed
+    from the file in blocks, converting only those columns, and never held whole in
+    memory; other text and Excel files are read whole and cut down (they would read
+    differently otherwise). A name the file does not have raises the same
+    :class:`DataError` as asking the full table for it (``no column 'x' (available: …)``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file: ``.csv``, ``.tsv``, ``.txt``, ``.parquet``, ``.pq``, ``.xlsx``,
+        ``.xlsm`` or ``.xls``.
+    state : object, optional
+        Receives ``progress(fraction, message)`` and answers ``cancelled()``.
+    header : bool, default True
+        Whether the first line of a text or Excel file names the columns.
+    columns : sequence of str, optional
+        Read only these columns (all when None).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table, with ``attrs`` as above.
+
+    Raises
+    ------
+    DataError
+        A missing, empty, malformed or unsupported file, or an unknown column.
     """
     p = Path(path)
     name = shorten(p.name or str(p))
@@ -101,6 +132,13 @@ def load_table(path: str | os.PathLike[str], *, state: Any = None,
         raise DataError(f"{name}: the file is empty")
 
     _step(state, 0.0, f"Reading {name}")
+    if columns is not None:
+        wanted = tuple(dict.fromkeys(str(c) for c in columns))
+        projected = _load_projected(p, ext, state, header, wanted)
+        if projected is not None:
+            df, names = projected
+            _step(state, 1.0, f"Read {name}")
+            return _finish_projected(df, names, p, ext, header)
     if ext in TEXT_EXTENSIONS:
         df = _load_text(p, ext, state, header)
     elif ext in PARQUET_EXTENSIONS:
@@ -123,6 +161,8 @@ def load_table(path: str | os.PathLike[str], *, state: Any = None,
     named = header and ext not in PARQUET_EXTENSIONS
     notes = [note] if named and (note := header_note(df, name)) else []
     df.attrs.update(source=str(p), header=header, load_notes=notes)
+    if columns is not None:  # the formats that cannot leave columns unread: cut them here
+        df = _select(df, list(df.columns), wanted)
     return df
 
 
@@ -265,6 +305,180 @@ def _read_bytes(p: Path, state: Any) -> bytes:
         raise DataError(f"{p.name}: cannot read file ({exc.strerror or exc})") from exc
 
 
+# --- reading only some columns ---------------------------------------------------------
+
+
+def _load_projected(p: Path, ext: str, state: Any, header: bool, wanted: tuple[str, ...]
+                    ) -> tuple[pd.DataFrame, list[str]] | None:
+    """The ``wanted`` columns read on their own, and every column's name; ``None`` when
+    only the full load reads the file right (it then reads it, and the columns are cut
+    from its frame)."""
+    if ext in PARQUET_EXTENSIONS:
+        return _parquet_projected(p, wanted)
+    if ext in TEXT_EXTENSIONS:
+        return _text_projected(p, ext, state, header, wanted)
+    return None  # Excel: openpyxl reads every cell of a sheet whatever is asked
+
+
+def _finish_projected(df: pd.DataFrame, names: list[str], p: Path, ext: str,
+                      header: bool) -> pd.DataFrame:
+    """The checks and ``attrs`` of :func:`load_table`, made on every column's name."""
+    name = shorten(p.name or str(p))
+    if df.shape[0] == 0:
+        raise DataError(f"{name}: has column names but no data rows")
+    named = header and ext not in PARQUET_EXTENSIONS
+    note = header_note(pd.DataFrame(columns=names), name) if named else None
+    df.attrs.update(source=str(p), header=header if ext not in PARQUET_EXTENSIONS else True,
+                    load_notes=[note] if note else [])
+    return df
+
+
+def _select(df: pd.DataFrame, names: list[str], wanted: tuple[str, ...]) -> pd.DataFrame:
+    """``df``'s ``wanted`` columns (a new frame, ``attrs`` kept); an unknown name raises
+    the data layer's one message for it, which lists ``names``."""
+    _require(names, wanted)
+    attrs = dict(df.attrs)
+    out = df[list(wanted)]
+    out.attrs.update(attrs)
+    return out
+
+
+def _require(names: list[str], wanted: tuple[str, ...]) -> None:
+    """Raise :func:`~dpstudio.data.columns.require_column`'s error for the first of
+    ``wanted`` not among ``names`` (so a projected read says what a full one says)."""
+    missing = [w for w in wanted if w not in set(names)]
+    if missing:
+        from dpstudio.data.columns import require_column
+
+        require_column(pd.DataFrame(columns=names), missing[0])
+
+
+def _parquet_projected(p: Path, wanted: tuple[str, ...]
+                       ) -> tuple[pd.DataFrame, list[str]] | None:
+    """Only the ``wanted`` column chunks of a Parquet file; the names from its footer."""
+    try:
+        import pyarrow.parquet as pq
+
+        schema = pq.read_schema(p)
+    except Exception:  # the full load reports an unreadable file in its own words
+        return None
+    # pandas keeps a frame's named index as a column of the file; read_parquet makes it
+    # the index again, so it is no column of the table.
+    index = {c for c in (schema.pandas_metadata or {}).get("index_columns", ())
+             if isinstance(c, str)}
+    stored = [c for c in schema.names if c not in index]
+    names = [str(c).strip() for c in stored]
+    if len(set(names)) != len(names) or any(not n for n in names):
+        return None  # repeated or blank names: the full load says what is wrong
+    _require(names, wanted)
+    by_name = dict(zip(names, stored, strict=True))
+    try:
+        df = pd.read_parquet(p, columns=[by_name[w] for w in wanted])
+    except Exception as exc:
+        raise DataError(f"{p.name}: not a readable Parquet file ({_first_line(exc)})") from exc
+    df.columns = list(wanted)
+    df.attrs.update(format="parquet", encoding=None)
+    return df, names
+
+
+def _text_projected(p: Path, ext: str, state: Any, header: bool, wanted: tuple[str, ...]
+                    ) -> tuple[pd.DataFrame, list[str]] | None:
+    """The ``wanted`` columns of a UTF-8 text file, parsed by pyarrow from the file.
+
+    The same conditions as :func:`_load_utf8_fast` (valid UTF-8, no ``0x``, no byte 0
+    at the start, names neither repeated nor blank), checked in one streaming pass, and
+    the same checks of the columns read; ``None`` otherwise.
+    """
+    scan = _scan_text(p, state)
+    if scan is None:
+        return None
+    encoding, head = scan
+    delimiter = _delimiter(ext, head)
+    stored = _text_names(p, delimiter, header)
+    if stored is None:
+        return None
+    names = stored if header else [str(i) for i in range(1, len(stored) + 1)]
+    if not header:
+        stored = [f"f{i}" for i in range(len(stored))]  # pyarrow's generated names
+    if len(set(names)) != len(names) or any(not n.strip() or n != n.strip() for n in names):
+        return None  # the C parser renames repeats and blanks; names with spaces get trimmed
+    _require(names, wanted)
+    by_name = dict(zip(names, stored, strict=True))
+    _step(state, _READ_SHARE, f"Parsing {p.name}")
+    table = _arrow_table(os.fspath(p), delimiter, header=header,
+                         include=[by_name[w] for w in wanted])
+    if table is None:
+        return None
+    _step(state, _CONVERT_AT, "Converting")
+    try:
+        # self_destruct: each column's Arrow buffers are freed as soon as it is converted.
+        df = table.to_pandas(split_blocks=True, self_destruct=True)
+    except Exception:  # pragma: no cover - the C parser's path reports the problem
+        return None
+    del table
+    df.columns = list(wanted)
+    df.attrs.update(format=ext[1:], encoding=encoding, delimiter=delimiter)
+    return df, names
+
+
+def _scan_text(p: Path, state: Any) -> tuple[str, str] | None:
+    """One pass over the file in chunks: its encoding and first characters if it is
+    non-empty UTF-8 without ``0x`` (the fast path's conditions), else ``None``."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    size, done, head, tail, content = max(p.stat().st_size, 1), 0, b"", b"", False
+    try:
+        with p.open("rb") as handle:
+            while chunk := handle.read(_READ_CHUNK):
+                if not head:
+                    head = chunk[:_SNIFF_BYTES]
+                    if b"\x00" in head:
+                        return None
+                if not chunk.isascii():
+                    decoder.decode(chunk)  # raises on invalid UTF-8
+                if _HEX_RE.search(tail + chunk[:1]) or _has_hex(chunk):
+                    return None  # pyarrow reads 0x10 as 16, pandas as text
+                content = content or not chunk.isspace()
+                tail = chunk[-1:]
+                done += len(chunk)
+                _step(state, _READ_SHARE * done / size, f"Reading {p.name}")
+            decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return None
+    except OSError as exc:
+        raise DataError(f"{p.name}: cannot read file ({exc.strerror or exc})") from exc
+    if not content:
+        return None  # "empty" comes from the full load's path
+    encoding = "utf-8"
+    if head.startswith(_UTF8_BOM):
+        head, encoding = head[len(_UTF8_BOM):], "utf-8-sig"
+    if not head.strip():
+        return None
+    return encoding, head.decode("utf-8", errors="ignore")
+
+
+def _text_names(p: Path, delimiter: str, header: bool) -> list[str] | None:
+    """The names of a text file's columns as pyarrow reads its first line (``f0``, … for
+    a file without a header), from its first block only; ``None`` if it cannot."""
+    try:
+        import pyarrow.csv as pcsv
+
+        reader = pcsv.open_csv(
+            os.fspath(p),
+            read_options=pcsv.ReadOptions(use_threads=False, block_size=1 << 20,
+                                          autogenerate_column_names=not header),
+            parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char='"',
+                                            double_quote=True, newlines_in_values=False,
+                                            ignore_empty_lines=True),
+        )
+        names = list(reader.schema.names)
+        reader.close()
+    except Exception:
+        return None
+    return names
+
+
 # --- the fast path: pyarrow's CSV reader ------------------------------------------------
 
 #: What pandas' C parser reads as missing (pandas' default ``na_values``).
@@ -319,12 +533,14 @@ def _has_hex(raw: bytes, chunk: int = 4 * 1024 * 1024) -> bool:
     return False
 
 
-def _arrow_table(raw: bytes, delimiter: str, strings: frozenset[str] = frozenset(),
-                 header: bool = True) -> Any:
+def _arrow_table(raw: bytes | str, delimiter: str, strings: frozenset[str] = frozenset(),
+                 header: bool = True, include: Sequence[str] | None = None) -> Any:
     """The pyarrow table of ``raw``, or ``None`` if it might differ from pandas' reading.
 
+    ``raw`` is the file's bytes, or its path (read in blocks, never whole).
     ``strings`` names columns to read as text (those pyarrow would read as dates).
     ``header=False``: the first line is data (columns named f0, f1, …; renamed later).
+    ``include``: convert only these columns (the file's own names), in this order.
     """
     try:
         import pyarrow as pa
@@ -333,21 +549,29 @@ def _arrow_table(raw: bytes, delimiter: str, strings: frozenset[str] = frozenset
     except ImportError:  # pragma: no cover - pyarrow is a dependency
         return None
     try:
-        table = pcsv.read_csv(
-            pa.py_buffer(raw),
-            read_options=pcsv.ReadOptions(use_threads=True,
-                                          autogenerate_column_names=not header),
-            parse_options=pcsv.ParseOptions(
-                delimiter=delimiter, quote_char='"', double_quote=True,
-                newlines_in_values=False, ignore_empty_lines=True,
-            ),
-            convert_options=pcsv.ConvertOptions(
-                null_values=list(_NA_VALUES), strings_can_be_null=True,
-                quoted_strings_can_be_null=True,
-                true_values=["True", "TRUE", "true"], false_values=["False", "FALSE", "false"],
-                column_types={name: pa.string() for name in strings},
-            ),
+        read_options = pcsv.ReadOptions(use_threads=True, autogenerate_column_names=not header)
+        parse_options = pcsv.ParseOptions(
+            delimiter=delimiter, quote_char='"', double_quote=True,
+            newlines_in_values=False, ignore_empty_lines=True,
         )
+        convert_options = pcsv.ConvertOptions(
+            null_values=list(_NA_VALUES), strings_can_be_null=True,
+            quoted_strings_can_be_null=True,
+            true_values=["True", "TRUE", "true"], false_values=["False", "FALSE", "false"],
+            column_types={name: pa.string() for name in strings},
+            include_columns=list(include or ()),
+        )
+        if isinstance(raw, bytes):
+            table = pcsv.read_csv(pa.py_buffer(raw), read_options=read_options,
+                                  parse_options=parse_options, convert_options=convert_options)
+        else:
+            # From the file, block by block: read_csv would hold every block of the file
+            # (all its columns' text) until the end, ~6× one numeric column of 10⁷ rows.
+            # The stream fixes the types on the first block; a later block that does not
+            # fit them raises, and the full load reads the file instead.
+            with pcsv.open_csv(raw, read_options=read_options, parse_options=parse_options,
+                               convert_options=convert_options) as reader:
+                table = pa.Table.from_batches(list(reader), schema=reader.schema)
     except Exception:  # ArrowInvalid for ragged rows, quoted line breaks, …
         return None
 
@@ -381,7 +605,7 @@ def _arrow_table(raw: bytes, delimiter: str, strings: frozenset[str] = frozenset
     if temporal:
         if strings:
             return None  # pragma: no cover - a second reading is always all text there
-        return _arrow_table(raw, delimiter, frozenset(temporal), header)
+        return _arrow_table(raw, delimiter, frozenset(temporal), header, include)
     return pa.table(columns, names=renamed)
 
 

@@ -3,7 +3,7 @@
 The page says what was released (values and error bars), the privacy guarantee in plain
 language with the trade-off curve of the best possible attacker, how the error would
 change with ε, and the dataset's budget history. It is filled from
-``resources/templates/report.html`` (a :class:`string.Template`), with the plots drawn by
+``dpstudio/resources/templates/report.html`` (a :class:`string.Template`), with the plots drawn by
 :mod:`dpstudio.export.plots`. The HTML file embeds its images (``data:`` URIs) so it is
 one self-contained file; the PDF is the same HTML laid out by QTextDocument and printed
 with QPdfWriter. Everything shown is public: the released output, the declaration and
@@ -60,6 +60,7 @@ from dpstudio.export.report_sections import (
     FIGURE_TITLES,
     analyst_banner,
     analyst_section,
+    bias_causes,
     clamping_bias,
     figure_captions,
     footer,
@@ -85,10 +86,12 @@ def template_path() -> Path:
     Returns
     -------
     pathlib.Path
-        ``resources/templates/report.html`` in the source tree (it may not exist in an
-        installed copy: :func:`load_template` then says so).
+        ``templates/report.html`` in the package's data (:mod:`dpstudio.resources`); if
+        a copy was installed without it, :func:`load_template` says so.
     """
-    return Path(__file__).resolve().parents[2] / "resources" / "templates" / TEMPLATE_NAME
+    from dpstudio.resources import resource_path  # package data, wherever it is installed
+
+    return resource_path("templates", TEMPLATE_NAME)
 
 
 def load_template() -> string.Template:
@@ -108,8 +111,8 @@ def load_template() -> string.Template:
     try:
         return string.Template(path.read_text(encoding="utf-8"))
     except OSError:
-        raise ExportError(f"the report template is missing (expected {path}); run DP Studio "
-                          "from its source checkout") from None
+        raise ExportError(f"the report template is missing (expected {path}); the "
+                          "installation is incomplete: reinstall DP Studio") from None
 
 
 def _e(x: Any) -> str:
@@ -205,7 +208,7 @@ def _utility_figure(inp: ReportInput, series: UtilitySeries, caption: str) -> QI
     return utility_image(series.epsilon, total, float(inp.spec.epsilon),
                          math.hypot(series.at_release, bias), "expected error √(bias² + noise²)",
                          title + " (analyst's copy: bias + noise)", caption=caption,
-                         noise=series.error, label="bias + noise (clamping, measured on the data)")
+                         noise=series.error, label="bias + noise (measured on the data)")
 
 
 def _delta_text(inp: ReportInput) -> str:
@@ -442,8 +445,9 @@ def _fill(inp: ReportInput, sources: dict[str, str]) -> str:
     series = reading.series(spec, pub)
     util_caption = series.caption
     if clamping_bias(inp) is not None:
-        util_caption += (" Analyst's copy: the solid line adds the clamping bias measured on "
-                         "the data to the noise; the dashed line is the noise alone.")
+        util_caption += (f" Analyst's copy: the solid line adds the {bias_causes(inp)} "
+                         "measured on the data to the noise; the dashed line is the noise "
+                         "alone.")
     notes = "".join(f"<p class='caption'>Note: {_e(n)}</p>" for n in pub.get("notes", []))
     left = inp.budget_epsilon - sum(h["epsilon"] for h in inp.history)
     left_d = inp.budget_delta - sum(h["delta"] for h in inp.history)

@@ -3,6 +3,9 @@
 The stakeholder copy shows only what was released. The analyst's copy also states how
 many records the release used and, when the declared bounds clamp values, how far that
 moves the statistic: the error is then bias + noise, not noise alone (issue 12, item 1).
+The bias is split into its causes — clamping, and missing values filled in — by the
+analysis layer's own :func:`~dpstudio.analysis.bias.clamping_report`, the function the
+application's readout calls, so both say the same sentence.
 :func:`measure_clamping` reads these off the very values the release used; the figures
 never enter a public file (:data:`dpstudio.export.manifest.FORBIDDEN_KEYS` keeps the
 manifest clean, and :func:`dpstudio.export.report.render_report` prints them only in the
@@ -12,11 +15,15 @@ analyst's copy). No Qt here.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
+from dpstudio.analysis.bias import MATERIAL_FRACTION, MATERIAL_SHARE, clamping_report
 from dpstudio.analysis.capabilities import release_fill
+from dpstudio.analysis.choices import Choices
+from dpstudio.engine.errors import EngineError
 from dpstudio.engine.missing import fill_missing
 from dpstudio.engine.queries import QuerySpec
 from dpstudio.engine.utility import true_value
@@ -50,6 +57,11 @@ class AnalystFigures:
         The statistic the noise was added to (clamped, imputed).
     bias : float or None
         ``clamped - raw``, in the statistic's units; None where it is not measured.
+    causes : dict or None
+        The bias split into its causes, as the application computes it
+        (:func:`~dpstudio.analysis.bias.clamping_report`: ``clamping_bias``,
+        ``missing_bias``, ``missing_fraction``, ``missing_value``, ``cause``…); None where
+        nothing is clamped or filled in, or the statistic has no bias model.
     """
 
     rows: int
@@ -60,6 +72,23 @@ class AnalystFigures:
     raw: float | None = None
     clamped: float | None = None
     bias: float | None = None
+    causes: dict[str, Any] | None = field(default=None, compare=False, hash=False)
+
+    @property
+    def clamping_bias(self) -> float | None:
+        """The part of :attr:`bias` clamping causes (all of it without :attr:`causes`)."""
+        return self.bias if self.causes is None else float(self.causes["clamping_bias"])
+
+    @property
+    def missing_bias(self) -> float:
+        """The part of :attr:`bias` filling in missing values causes (0 when dropped)."""
+        return 0.0 if self.causes is None else float(self.causes["missing_bias"])
+
+    @property
+    def fills_missing(self) -> bool:
+        """Whether the release filled in missing values (and so biased the statistic)."""
+        return (self.causes is not None and self.causes.get("missing_value") is not None
+                and self.causes.get("missing_fraction", 0.0) > 0)
 
     @property
     def fraction_outside(self) -> float:
@@ -82,8 +111,8 @@ class AnalystFigures:
         return math.hypot(noise, self.bias or 0.0)
 
     def material(self, noise: float) -> bool:
-        """Whether clamping matters: over 5% of values outside, or a bias over a tenth of
-        the noise (below both, the warning would be noise itself).
+        """Whether the bias matters: over 5% of values outside, or a bias of at least a
+        tenth of the noise (the application's rule, :mod:`dpstudio.analysis.bias`).
 
         Parameters
         ----------
@@ -95,8 +124,8 @@ class AnalystFigures:
         bool
         """
         bias = abs(self.bias or 0.0)
-        return self.outside > 0 and (self.fraction_outside > 0.05
-                                     or (math.isfinite(noise) and bias > 0.1 * noise))
+        return (self.outside > 0 and self.fraction_outside > MATERIAL_FRACTION) or (
+            bias > 0 and math.isfinite(noise) and bias >= MATERIAL_SHARE * noise)
 
 
 def percent(fraction: float) -> str:
@@ -129,7 +158,7 @@ def measure_clamping(spec: QuerySpec, values: np.ndarray, trust_model: str = "ce
     AnalystFigures
         Rows, records used, missing values; for a bounded numeric statistic the values
         outside the bounds; for a sum, mean or variance also the raw and clamped
-        statistic and the bias.
+        statistic, the bias and its causes (:attr:`AnalystFigures.causes`).
     """
     x = np.asarray(values)
     rows = int(x.size)
@@ -153,4 +182,28 @@ def measure_clamping(spec: QuerySpec, values: np.ndarray, trust_model: str = "ce
     drop = replace(spec, missing="drop", impute=None)
     raw = float(true_value(finite, drop))
     clamped = float(true_value(np.clip(used, lo, hi), drop))
-    return replace(figures, raw=raw, clamped=clamped, bias=clamped - raw)
+    return replace(figures, raw=raw, clamped=clamped, bias=clamped - raw,
+                   causes=_causes(spec, xf, trust_model))
+
+
+def _causes(spec: QuerySpec, values: np.ndarray, trust_model: str) -> dict[str, Any] | None:
+    """The application's split of the bias (:func:`~dpstudio.analysis.bias.clamping_report`),
+    or None where it has none. Measured inside the release's transaction: a failure here
+    costs the analyst's copy its split, never the release."""
+    choices = Choices(
+        column=spec.column or "", column_type="numeric", value_types=("numeric",),
+        trust_model=trust_model, query=spec.query, mechanism=spec.mechanism,
+        epsilon=float(spec.epsilon), delta=float(spec.delta),
+        params=tuple(sorted(dict(spec.params or {}).items())), bounds=spec.bounds,
+        relation=spec.relation, confidence=float(spec.confidence), missing=spec.missing,
+        impute=spec.impute)
+    try:
+        report = clamping_report(choices, values)
+    except (EngineError, ValueError, TypeError, KeyError):
+        return None
+    if report is None:
+        return None
+    # The ε-free judgement of clamping_report is redone at the released ε and noise.
+    report.pop("warning", None)
+    report.pop("material_from_epsilon", None)
+    return report

@@ -9,7 +9,9 @@ template with these, and :mod:`dpstudio.export.plots` draws the captions into th
   and why it is not where it is not (a central statistic's count is itself protected).
 - :func:`clamping_note`: what the declared bounds do to the data (public: a procedure),
   and :func:`analyst_error_rows`/:func:`clamping_warning` for the analyst's copy: the
-  error as bias + noise, measured on the data.
+  error as bias + noise, measured on the data, the bias split into clamping and missing
+  values, and the application's own warning sentence
+  (:func:`dpstudio.analysis.bias.clamping_warning`, called, never reworded).
 - :func:`figure_facts`: the caption every figure carries (dataset, column, statistic,
   mechanism, ε).
 """
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 import math
 
+from dpstudio.analysis.bias import MATERIAL_SHARE
+from dpstudio.analysis.bias import clamping_warning as bias_warning
 from dpstudio.engine.registry import REGISTRY
 from dpstudio.export.report_analyst import BIASED_QUERIES, AnalystFigures, percent
 from dpstudio.export.report_input import ReportInput, is_model
@@ -181,17 +185,48 @@ def clamping_note(inp: ReportInput) -> str:
     return ""
 
 
-def clamping_warning(a: AnalystFigures, query: str) -> str:
-    """The analyst's one-sentence warning: "84% of values are outside 18–30: the mean is
-    biased; widen the bounds" ("" when nothing is outside)."""
-    if not a.outside or a.bounds is None:
+def clamping_warning(a: AnalystFigures, query: str, epsilon: float, noise: float) -> str:
+    """The analyst's one-sentence warning: the application's sentence at the released ε.
+
+    Parameters
+    ----------
+    a : AnalystFigures
+        The figures measured on the data, with the bias's causes.
+    query : str
+        The released statistic.
+    epsilon : float
+        The released ε.
+    noise : float
+        The noise's standard deviation (standard error) at the released ε.
+
+    Returns
+    -------
+    str
+        The sentence of :func:`dpstudio.analysis.bias.clamping_warning` — the cause that
+        dominates the bias, e.g. "84% of values are outside 18–30: the mean is biased;
+        widen the bounds" or "6.2% of values are missing and imputed as the middle of the
+        bounds (50,000): they bias the mean by +2,816; …" — ending with a full stop; for a
+        statistic without a bias model (median, quantile, histogram) with values outside,
+        that they count as the nearest bound; "" when there is nothing to warn of.
+    """
+    if a.causes is not None:
+        # The application judges the bias material from the ε at which it reaches a tenth
+        # of the noise; the report has one ε, so it is material from there or not at all.
+        material = (math.isfinite(noise)
+                    and abs(a.causes["bias"]) >= MATERIAL_SHARE * noise)
+        at = {**a.causes, "material_from_epsilon": float(epsilon) if material else None}
+        sentence = bias_warning(at, float(epsilon))
+        return sentence + "." if sentence else ""
+    if not a.outside or a.bounds is None or a.bias is not None:
         return ""
     lo, hi = a.bounds
-    text = f"{percent(a.fraction_outside)} of values are outside {lo:g}–{hi:g}: "
-    if a.bias is None:
-        return text + f"they count as the nearest bound; widen the bounds if the {query} " \
-                      "should reflect them."
-    return text + f"the {query} is biased; widen the bounds."
+    return (f"{percent(a.fraction_outside)} of values are outside {lo:g}–{hi:g}: they count "
+            f"as the nearest bound; widen the bounds if the {query} should reflect them.")
+
+
+def _filled(a: AnalystFigures) -> str:
+    """How the missing values were filled in: "each sent as 50,000"."""
+    return f"each sent as {a.causes['missing_value']:,.6g}"
 
 
 def analyst_error_rows(inp: ReportInput, noise: float) -> list[tuple[str, str]]:
@@ -221,8 +256,15 @@ def analyst_error_rows(inp: ReportInput, noise: float) -> list[tuple[str, str]]:
         units = "squared units of the column" if q == "variance" else "units of the column"
         rows += [
             (f"raw {q} (unclamped, never released)", f"{a.raw:.6g}"),
-            (f"clamped {q} (what the noise was added to)", f"{a.clamped:.6g}"),
-            ("bias from clamping", f"{a.bias:+.4g} ({units})"),
+            (f"{'clamped and filled-in' if a.fills_missing else 'clamped'} {q} (what the "
+             "noise was added to)", f"{a.clamped:.6g}"),
+            ("bias from clamping", f"{a.clamping_bias:+.4g} ({units})"),
+        ]
+        if a.fills_missing:
+            rows += [(f"bias from missing values ({_filled(a)})",
+                      f"{a.missing_bias:+.4g} ({units})"),
+                     ("bias (clamping + missing values)", f"{a.bias:+.4g} ({units})")]
+        rows += [
             ("noise (standard error)", f"{noise:.4g}" if math.isfinite(noise) else "—"),
             ("expected error √(bias² + noise²)",
              f"{a.total_error(noise):.4g}" if math.isfinite(noise) else "—"),

@@ -2,7 +2,9 @@
 the privacy budget (ε slider and spin box, δ), and the trade-off view's options.
 
 Every control writes to the :class:`~dpstudio.ui.session.Session` and redraws from it when
-it changes; nothing here knows a mechanism by name (forms come from the registry).
+it changes; nothing here knows a mechanism by name (forms come from the registry). The
+missing-value rows are :mod:`dpstudio.ui.missing_rows`'s; the budget bar is
+:mod:`dpstudio.ui.budget_panel`'s.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QPushButton,
     QScrollArea,
     QSlider,
@@ -33,15 +34,12 @@ from PySide6.QtWidgets import (
 
 from dpstudio.analysis.capabilities import capability
 from dpstudio.analysis.choices import fixed_epsilon
-from dpstudio.analysis.utility import imputation_shift
 from dpstudio.engine.entry import DELTA, EPSILON
-from dpstudio.engine.missing import midpoint
-from dpstudio.engine.queries import sum_sensitivity
 from dpstudio.engine.trust_models import DEFAULT_TRUST_MODEL
 from dpstudio.ui.budget_panel import BudgetPanel
+from dpstudio.ui.missing_rows import MissingValueRows
 from dpstudio.ui.number_boxes import mark
 from dpstudio.ui.param_form import REFUSED_STYLE, LogSliderSpin, ParamForm, ScientificSpinBox
-from dpstudio.ui.result_panel import shift_line
 from dpstudio.ui.session import DELTA_RANGE, EPS_RANGE, Session
 from dpstudio.ui.style import MUTED
 from dpstudio.ui.table_model import NAME_CHARS, elide_name, name_tooltip
@@ -87,7 +85,7 @@ def _muted(text: str = "", parent: QWidget | None = None) -> QLabel:
     return label
 
 
-class AnalysisPanel(QScrollArea):
+class AnalysisPanel(MissingValueRows, QScrollArea):
     """The right-hand controls; reads and writes one :class:`Session`."""
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
@@ -193,34 +191,6 @@ class AnalysisPanel(QScrollArea):
         form.addRow(self.query_form)
         self._missing_rows(box, form)
         return box
-
-    def _missing_rows(self, box: QWidget, form: QFormLayout) -> None:
-        """"Missing values: drop (default) / impute with [value]" (central sum, mean,
-        variance); the line below states the consequence, or why the value is refused."""
-        self.missing_row = QWidget(box)
-        row = QHBoxLayout(self.missing_row)
-        row.setContentsMargins(0, 0, 0, 0)
-        self.missing_combo = QComboBox(self.missing_row)
-        self.missing_combo.addItem("drop (default)", "drop")
-        self.missing_combo.addItem("impute with", "impute")
-        self.missing_combo.activated.connect(
-            lambda i: self.session.set_missing(self.missing_combo.itemData(i)))
-        self.impute_edit = QLineEdit(self.missing_row)
-        self.impute_edit.setAccessibleName("Imputed value")
-        # Committed on Enter or when focus leaves: typing "5" on the way to "50" must not
-        # flash an error or start a computation.
-        self.impute_edit.editingFinished.connect(
-            lambda: self.session.set_impute(self.impute_edit.text()))
-        row.addWidget(self.missing_combo)
-        row.addWidget(self.impute_edit, 1)
-        self.missing_label = QLabel("Missing values", box)
-        for w in (self.missing_label, self.missing_combo, self.impute_edit):
-            w.setToolTip(GLOSSARY["missing"])
-        self.missing_label.setBuddy(self.missing_combo)
-        form.addRow(self.missing_label, self.missing_row)
-        self.missing_hint = _muted("", box)
-        self.missing_hint.setTextFormat(Qt.TextFormat.RichText)
-        form.addRow(self.missing_hint)
 
     def _mechanism_box(self, parent: QWidget) -> QGroupBox:
         box = QGroupBox("Mechanism", parent)
@@ -515,60 +485,6 @@ class AnalysisPanel(QScrollArea):
             return (f"<span style='color:#b45309'>{domain} not declared yet</span> · type "
                     f"{where}")
         return f"<span style='color:#b45309'>nothing declared</span> · {where}"
-
-    def _refresh_missing(self) -> None:
-        """The missing-value row: shown for central sums, means and variances only."""
-        s = self.session
-        form = self.missing_row.parentWidget().layout()
-        applies = s.missing_applies
-        form.setRowVisible(self.missing_row, applies)
-        form.setRowVisible(self.missing_hint, applies)
-        if not applies:
-            return
-        self.missing_combo.setCurrentIndex(max(self.missing_combo.findData(s.missing), 0))
-        impute = s.missing == "impute"
-        self.impute_edit.setEnabled(impute)
-        if not self.impute_edit.hasFocus():
-            self.impute_edit.setText(s.impute_text)
-        bounds = s.spec.bounds if s.spec is not None else None
-        if bounds is not None:
-            # Empty: the engine imputes the bounds' middle.
-            self.impute_edit.setPlaceholderText(f"{midpoint(*bounds):g}")
-        problem = s.missing_problem()
-        if problem:
-            self.missing_hint.setText(f"<span style='color:#b42318'>{problem[0].upper()}"
-                                      f"{problem[1:]}.</span>")
-        else:
-            self.missing_hint.setText(self._missing_consequence())
-
-    def _missing_consequence(self) -> str:
-        """One line: what the chosen treatment means under the chosen relation; with
-        imputation, a second (analyst only, unless true values are hidden): how far
-        imputing moves the statistic from that of the present values."""
-        s = self.session
-        settings = s.settings()
-        if settings is None or settings.bounds is None:
-            return ""
-        spec = settings.spec()
-        lo, hi = spec.bounds
-        sens = sum_sensitivity(lo, hi, spec.relation, spec.missing)
-        if spec.missing == "drop":
-            if spec.relation == "replace":
-                return (f"Dropped: a value may appear where one was missing, so the sum's "
-                        f"sensitivity is max(hi − lo, |lo|, |hi|) = {sens:g}.")
-            return f"Dropped: n stays private (a noisy count); the sum's sensitivity {sens:g}."
-        if spec.n_public():
-            line = (f"Imputed: every row counts, n is public; the sum's sensitivity "
-                    f"hi − lo = {sens:g}"
-                    + ("; the mean spends the whole budget on the sum." if s.query == "mean"
-                       else "."))
-        else:
-            line = (f"Imputed: every row counts; n stays private (a noisy count); the sum's "
-                    f"sensitivity {sens:g}.")
-        shift = None if s.hide_true else imputation_shift(settings, s.values)
-        if shift is not None:
-            line += f"<br>{shift_line(s.query, shift)}."
-        return line
 
     def _refresh_delta(self) -> None:
         s = self.session

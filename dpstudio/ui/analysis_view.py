@@ -22,6 +22,12 @@ from PySide6.QtWidgets import (
 
 from dpstudio.ui.analysis_jobs import Analysis
 from dpstudio.ui.busy_mark import BusyMark
+from dpstudio.ui.layout_data_area import (
+    MIN_DATA_HEIGHT,
+    PRESENTING_MIN_DATA_HEIGHT,
+    DataAreaKeeper,
+    PlotScrollArea,
+)
 from dpstudio.ui.result_panel import ResultPanel
 from dpstudio.ui.session import Session
 from dpstudio.ui.style import MUTED
@@ -122,9 +128,15 @@ class AnalysisView(QWidget):
         self.split.setStretchFactor(0, 1)
         self.split.setStretchFactor(1, 1)
         self.split.setSizes([450, 550])
+        # Both data areas equally tall and never below a usable height; on a screen too
+        # short for both, the plots scroll rather than shrink to a line.
+        self.data_areas = DataAreaKeeper(
+            self.split, [(self.utility_box, self.utility_plot), (self.bottom, self.tradeoff_plot)])
+        self.scroll = PlotScrollArea(self)
+        self.scroll.setWidget(self.split)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.split)
+        layout.addWidget(self.scroll)
         self.focused: str = "analysis"
 
         analysis.lines_ready.connect(self._lines_ready)
@@ -152,6 +164,17 @@ class AnalysisView(QWidget):
         self.utility_box.setVisible(view in ("analysis", "utility"))
         self.bottom.setVisible(view in ("analysis", "tradeoff"))
         self.side.setVisible(view == "analysis")
+
+    def reset_layout(self) -> None:
+        """View ▸ Reset Layout: the plots share the height again, whatever the splitter's
+        drags (their data areas equally tall, at least
+        :data:`~dpstudio.ui.layout_data_area.MIN_DATA_HEIGHT`)."""
+        self.data_areas.reset()
+
+    def set_presenting(self, on: bool) -> None:
+        """Presentation mode: smaller least data areas, so that on a small screen both
+        plots and their captions stay in view (the type is larger)."""
+        self.data_areas.set_min_data(PRESENTING_MIN_DATA_HEIGHT if on else MIN_DATA_HEIGHT)
 
     def _session_changed(self, aspect: str) -> None:
         if aspect == "hide_true":

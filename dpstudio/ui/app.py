@@ -66,6 +66,16 @@ def run_app(
     if view is not None and view not in VIEWS:
         return _fail(f"unknown view {view!r}; choose from {', '.join(VIEWS)}")
 
+    from dpstudio.project import PROJECT_SUFFIX
+
+    project = None
+    if dataset is not None and str(dataset).lower().endswith(PROJECT_SUFFIX):
+        # A double-clicked project (the desktop file passes %f): open its newest dataset
+        # that still exists, or the sample, then the project itself once the window is up.
+        project = Path(dataset)
+        if not project.is_file():
+            return _fail(f"project not found: {project}")
+        dataset = _project_dataset(project)
     try:
         loaded = open_dataset(dataset if dataset is not None else sample_path(DEFAULT_SAMPLE))
     except DataError as exc:
@@ -76,9 +86,11 @@ def run_app(
 
     app = _application()
     if screenshot is not None:
-        return _screenshot(app, loaded, Path(screenshot), (width, height), view)
+        return _screenshot(app, loaded, Path(screenshot), (width, height), view, project)
     window = MainWindow(loaded)
     window.resize(width, height)
+    if project is not None:
+        window.projects.open_project(project)  # its errors appear in the window
     if view is not None:
         window.show_view(view)
     window.show()
@@ -88,6 +100,7 @@ def run_app(
 def _application() -> QApplication:
     from PySide6.QtWidgets import QApplication
 
+    from dpstudio.desktop import APP_ID
     from dpstudio.ui.style import app_icon, apply_light_theme, configure_pyqtgraph
 
     configure_pyqtgraph()
@@ -95,6 +108,8 @@ def _application() -> QApplication:
     if not isinstance(app, QApplication):
         app = QApplication([sys.argv[0] if sys.argv and sys.argv[0] else "dpstudio"])
     app.setApplicationName(APP_NAME)
+    # Links the window to its launcher and icon on Wayland docks (the .desktop file's id).
+    app.setDesktopFileName(APP_ID)
     app.setWindowIcon(app_icon())
     apply_light_theme(app)
     return app
@@ -110,19 +125,35 @@ def _quiet_offscreen_warnings(kind: QtMsgType, context: QMessageLogContext, mess
         print(message, file=sys.stderr)
 
 
+def _project_dataset(project: Path) -> str | None:
+    """The newest registered dataset of ``project`` that still exists, else None (the sample).
+
+    A project that cannot be read yields None here; opening it in the window then says why.
+    """
+    from dpstudio.project.errors import ProjectError
+    from dpstudio.project.project import Project
+
+    try:
+        with Project.open(project) as opened:
+            paths = [record.path for record in opened.datasets()]
+    except (ProjectError, OSError):
+        return None
+    return next((p for p in reversed(paths) if Path(p).is_file()), None)
+
+
 def _screenshot(app: QApplication, dataset: Dataset, path: Path, size: tuple[int, int],
-                view: str | None = None) -> int:
+                view: str | None = None, project: Path | None = None) -> int:
     from PySide6.QtCore import qInstallMessageHandler
 
     previous = qInstallMessageHandler(_quiet_offscreen_warnings)
     try:
-        return _render(app, dataset, path, size, view)
+        return _render(app, dataset, path, size, view, project)
     finally:
         qInstallMessageHandler(previous)
 
 
 def _render(app: QApplication, dataset: Dataset, path: Path, size: tuple[int, int],
-            view: str | None = None) -> int:
+            view: str | None = None, project: Path | None = None) -> int:
     from PySide6.QtCore import Qt
     from PySide6.QtGui import QImageWriter
 
@@ -131,6 +162,8 @@ def _render(app: QApplication, dataset: Dataset, path: Path, size: tuple[int, in
     window = MainWindow(dataset)
     window.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
     window.resize(*size)
+    if project is not None:
+        window.projects.open_project(project)
     window.show_view(view or "analysis")
     window.show()
     for _ in range(5):

@@ -10,8 +10,9 @@ its title; the plot's plain-language caption (presentation mode's) goes first.
 everything back: fonts enlarged so that tick labels are at least :data:`TICK_SHARE` of the
 plot's width (a large plot on a large screen would otherwise export hair-thin text), the
 legends drawn to the image's scale (pyqtgraph draws a legend at screen size whatever the
-export's size: it ignores transformations) and enlarged only as far as they still fit
-beside the plot, and the caption as a scene item under the plot.
+export's size: it ignores transformations) and enlarged with the rest (entries too wide
+for the plot wrap onto more lines, never cut; a legend that cannot wrap only as far as
+it still fits beside the plot), and the caption as a scene item under the plot.
 """
 
 from __future__ import annotations
@@ -189,12 +190,14 @@ def styled_for_export(plot_widget: pg.PlotWidget, caption: str) -> Iterator[Expo
     undo: list[Any] = []
     caption_item: QGraphicsTextItem | None = None
     geometry = QRectF(item.geometry())
+    put_back = _legends_as_now(item)
     try:
         if factor > 1.02:
             _enlarge(item, axes, factor, undo)
         for legend in [i for i in item.scene().items() if isinstance(i, pg.LegendItem)
                        and item.isAncestorOf(i)]:
             _whole_legend(legend, item, undo)
+        _refit(plot_widget)  # the larger legend in fewer columns, or wrapped
         _relayout(item)
         rect = _drawn_rect(item)
         if caption:
@@ -209,8 +212,41 @@ def styled_for_export(plot_widget: pg.PlotWidget, caption: str) -> Iterator[Expo
                 caption_item.scene().removeItem(caption_item)
         for step in reversed(undo):
             step()
+        put_back()  # the legends exactly as drawn before (columns, wrapping, sizes)
         _relayout(item)
         item.setGeometry(geometry)  # as its view sized it, should the layout have grown
+
+
+def _legends_as_now(item: Any):
+    """A function that puts the plot's legends back as they are now: their columns and
+    each entry's text size and wrapping (a refit could settle elsewhere: a wrapped entry
+    unwraps only by a margin)."""
+    saved = []
+    for legend in (i for i in item.scene().items() if isinstance(i, pg.LegendItem)
+                   and item.isAncestorOf(i)):
+        entries = [(label, label.opts.get("size"), getattr(label, "room", None))
+                   for _sample, label in legend.items]
+        saved.append((legend, legend.columnCount, entries))
+
+    def put_back() -> None:
+        for legend, columns, entries in saved:
+            for label, size, room in entries:
+                if size is not None and label.opts.get("size") != size:
+                    label.setText(label.text, size=size)
+                if hasattr(label, "set_room"):
+                    label.set_room(room)
+            if legend.columnCount != columns:
+                legend.setColumnCount(columns)
+            legend.updateSize()
+
+    return put_back
+
+
+def _refit(plot_widget: pg.PlotWidget) -> None:
+    """Lay the legend out again for its text's size: columns, and wrapped entries."""
+    from dpstudio.ui.plot_fit import fit
+
+    fit(plot_widget)
 
 
 def _relayout(item: Any) -> None:
@@ -283,10 +319,13 @@ def _enlarge(item: Any, axes: list[Any], factor: float, undo: list[Any]) -> None
     for legend in (i for i in item.scene().items() if isinstance(i, pg.LegendItem)
                    and item.isAncestorOf(i)):
         size = legend.opts.get("labelTextSize")
-        # No larger than still fits beside the plot: a wider legend would widen the plot.
-        box = legend.sceneBoundingRect()
-        room = item.sceneBoundingRect().right() - box.left()
-        fits = 0.97 * room / box.width() if box.width() > 0 else factor
+        if legend.items and all(getattr(label, "wraps", False) for _s, label in legend.items):
+            fits = factor  # its entries wrap to the plot's width: as large as the rest
+        else:
+            # No larger than still fits beside the plot: a wider legend would widen it.
+            box = legend.sceneBoundingRect()
+            room = item.sceneBoundingRect().right() - box.left()
+            fits = 0.97 * room / box.width() if box.width() > 0 else factor
         px = _css_pixels(size, _pixels(None) * 0.9) * max(1.0, min(factor, fits))
         _legend_size(legend, f"{px:.0f}px")
         undo.append(lambda legend=legend, size=size: _legend_size(legend, size))

@@ -119,8 +119,10 @@ class MainWindow(QMainWindow):
         self.loader = DatasetLoader(self)
         self.loader.loaded.connect(self._on_loaded)
         self.loader.failed.connect(self._on_load_failed)
-        self.presentation = PresentationMode(self, self.settings.presentation_font_scale,
-                                             session=self.session)
+        self.presentation = PresentationMode(
+            self, self.settings.presentation_font_scale, session=self.session,
+            focus=lambda: self.presentation_bar.epsilon.spin)  # the one control left
+        self.presentation.toggled.connect(self.analysis_view.set_presenting)
         self.presentation_bar = PresentationBar(
             self.session, lambda: self.presentation.set_enabled(False), self)
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.presentation_bar)
@@ -477,7 +479,15 @@ class MainWindow(QMainWindow):
         """View ▸ Reset Layout: both docks shown, docked and sized for the window's width."""
         if self.presentation.enabled:
             self.presentation.set_enabled(False)
+        width = window_layout.target_width(self)
         window_layout.apply_default_layout(self)
+        if self.width() != width:
+            # Re-docking lays the window out for a moment at the wide arrangement's
+            # minimums, which widened it (800 → 833 px): back to its width.
+            self.layout().activate()
+            self.resize(width, self.height())
+            window_layout.size_docks(self, width)
+        self.analysis_view.reset_layout()
         self.statusBar().showMessage("Layout reset", 3000)
 
     # -- menus (built by window_menus.build_menus) ----------------------------------------

@@ -72,6 +72,15 @@ def style_plot(widget: pg.PlotWidget, title: str, x_label: str, y_label: str,
     widget.setMinimumSize(260, 220)
 
 
+def retitle(widget: pg.PlotWidget, title: str) -> None:
+    """Give ``widget`` the title ``title`` in the size its title has now: a plot redrawn
+    while presenting (ε moved on the presentation bar) keeps presentation mode's larger
+    title, and the normal one otherwise."""
+    label = widget.getPlotItem().titleLabel
+    size = label.opts.get("size") or TITLE_SIZE
+    widget.setTitle(title, color=foreground(), size=size)
+
+
 def add_hint(widget: pg.PlotWidget, x: float, y: float, text: str = HINT) -> pg.TextItem:
     item = pg.TextItem(text, color=muted(), anchor=(0.5, 0.5),
                        fill=pg.mkBrush(255, 255, 255, 235))
@@ -231,6 +240,7 @@ def bottom_legend(widget: pg.PlotWidget, columns: int = 2) -> pg.LegendItem:
     legend = FittingLegend(offset=None, colCount=columns, labelTextColor=foreground(),
                            labelTextSize="8pt", frame=False, horSpacing=14, verSpacing=-4)
     legend.most_columns = max(columns, 2)
+    legend.normal_size = "8pt"  # presentation mode and exports enlarge it, never below
     item = widget.getPlotItem()
     item.layout.addItem(legend, 4, 1)
     item.legend = legend

@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import re
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyqtgraph as pg
+import shiboken6
 from PySide6.QtCore import QByteArray, QEvent, QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QFontMetricsF
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QToolBar, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QToolBar, QWidget
 
+from dpstudio.ui.legend import scaled_size
 from dpstudio.ui.plots import SHORT_AXIS_LABELS
 from dpstudio.ui.style import current_palette, plot_widgets
 from dpstudio.ui.texts import TRADEOFF_CAPTION, UTILITY_CAPTION
@@ -34,9 +37,11 @@ __all__ = ["CAPTION_PROPERTY", "DEFAULT_CAPTIONS", "PresentationMode", "caption_
            "set_caption"]
 
 CAPTION_PROPERTY = "dpstudio_caption"
-#: Sizes of the legend's and the caption's type while presenting, relative to the rest:
-#: what they take in height, the data area does not get.
-LEGEND_SCALE = 0.7
+#: Sizes of the legend's and the caption's type while presenting, relative to the rest
+#: (the legend still grows: 1.5 × 0.85 ≈ 1.3 times its normal size): what they take in
+#: height, the data area does not get, and both plots with their captions must fit an
+#: 800×800 screen without scrolling.
+LEGEND_SCALE = 0.85
 CAPTION_SCALE = 0.75
 
 #: Title keyword (lower case) → caption for plots that set none.
@@ -138,6 +143,10 @@ class PresentationMode(QObject):
     session : object, optional
         Anything with ``hide_true`` and ``set_hide_true(bool)`` (the analysis session):
         true values are hidden while presenting and put back as they were after.
+    focus : callable, optional
+        Returns the widget that takes the keyboard focus when presenting hides the one
+        that had it (the ε box of the presentation bar); by default the first control of
+        the shown bars. Leaving gives the focus back to the widget that had it before.
     """
 
     toggled = Signal(bool)
@@ -150,11 +159,14 @@ class PresentationMode(QObject):
     #: How long after leaving a window manager's late resize still gets the layout back.
     RESTORE_WINDOW_MS = 2000
 
-    def __init__(self, window: QMainWindow, scale: float = 1.5, session: Any = None) -> None:
+    def __init__(self, window: QMainWindow, scale: float = 1.5, session: Any = None,
+                 focus: Callable[[], QWidget | None] | None = None) -> None:
         super().__init__(window)
         self._window = window
         self.scale = float(scale)
         self._session = session
+        self._focus_target = focus
+        self._focus_before: QWidget | None = None
         self._enabled = False
         self._font: QFont | None = None
         self._was_full_screen = False
@@ -191,6 +203,9 @@ class PresentationMode(QObject):
         self._window_state = window.windowState()
         self._geometry = window.geometry()
         self._font = QFont(window.font())
+        before = QApplication.focusWidget()
+        self._focus_before = before if before is not None and window.isAncestorOf(before) \
+            else None
         big = QFont(self._font)
         big.setPointSizeF(self._base_size() * self.scale)
         window.setFont(big)
@@ -203,6 +218,7 @@ class PresentationMode(QObject):
             dock.hide()
         for bar in self._bars():
             bar.show()
+        self._focus_on_enter()
         if self._session is not None:
             self._was_hiding = bool(self._session.hide_true)
             self._session.set_hide_true(True)
@@ -221,6 +237,8 @@ class PresentationMode(QObject):
         if self._font is not None:
             window.setFont(self._font)
         self._restore_style_sheets()
+        now = QApplication.focusWidget()
+        on_bar = now is not None and any(bar.isAncestorOf(now) for bar in self._bars())
         for bar in self._bars():
             bar.hide()
         for dock in self._hidden:
@@ -237,10 +255,38 @@ class PresentationMode(QObject):
                 # Not every platform remembers the size from before full screen.
                 window.setGeometry(self._geometry)
         self._restore_layout()
+        self._focus_on_leave(now, on_bar)
         if window.isVisible():
             # A window manager applies the smaller size later: lay the docks out again then.
             self._restore_until.start(self.RESTORE_WINDOW_MS)
             window.installEventFilter(self)
+
+    def _focus_on_enter(self) -> None:
+        """The widget that had the focus was hidden (the Columns table, a control): the
+        focus goes to the ε box, not to whatever Qt found next (a plot, the tabs)."""
+        before = self._focus_before
+        if before is not None and shiboken6.isValid(before) and before.isVisible():
+            return  # a plot keeps it
+        target = self._focus_target() if self._focus_target is not None else None
+        if target is None:
+            target = next((w for bar in self._bars() for w in bar.findChildren(QWidget)
+                           if w.isVisible() and w.isEnabled()
+                           and w.focusPolicy() & Qt.FocusPolicy.TabFocus), None)
+        if target is not None and target.isVisible():
+            # As a shortcut's target: its text selected, so that typing replaces it.
+            target.setFocus(Qt.FocusReason.ShortcutFocusReason)
+            select = getattr(target, "selectAll", None)
+            if callable(select):
+                select()
+
+    def _focus_on_leave(self, now: QWidget | None, on_bar: bool) -> None:
+        """Back to the widget that had the focus before presenting, unless the person
+        moved it meanwhile to something that stays in view (a plot)."""
+        before, self._focus_before = self._focus_before, None
+        if before is None or not shiboken6.isValid(before) or not before.isVisible():
+            return
+        if on_bar or now is None or not shiboken6.isValid(now) or not now.isVisible():
+            before.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _restore_layout(self) -> None:
         if self._layout is not None:
@@ -340,8 +386,9 @@ class PresentationMode(QObject):
         legend = item.legend
         if legend is not None:
             state.legend_size = legend.opts.get("labelTextSize")
-            # Smaller than the rest of the type: the legend takes height from the data.
-            self._legend_size(legend, f"{base * self.scale * LEGEND_SCALE:.0f}pt")
+            # Enlarged with the rest of the type (a little less: it takes height from the
+            # data); the legend fitting (plot_fit) wraps it where it is too wide.
+            self._legend_size(legend, scaled_size(state.legend_size, self.scale * LEGEND_SCALE))
         seen: set[int] = set()
         for text_item in item.vb.addedItems + list(item.items):
             if isinstance(text_item, pg.TextItem) and id(text_item) not in seen:
@@ -376,7 +423,9 @@ class PresentationMode(QObject):
     def _restore(self, plot: pg.PlotWidget, state: _PlotState) -> None:
         item = plot.getPlotItem()
         if state.title is not None:
-            item.setTitle(state.title, **state.title_opts)
+            # The title as redrawn while presenting (ε moved on the bar), not the one saved
+            # on entering, which would show the old ε.
+            item.setTitle(item.titleLabel.text or state.title, **state.title_opts)
         for name, (tick_font, label_style, label_text) in state.axes.items():
             axis = item.getAxis(name)
             axis.setStyle(tickFont=tick_font)

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import html
 import math
+import re
+import textwrap
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF
@@ -45,6 +48,9 @@ def clamping_warning_at(clamping: dict | None, epsilon: float) -> str:
     return str(clamping_warning(clamping, float(epsilon)) or "")
 
 
+#: Characters per line of the sentence saying why the chosen model has no number.
+REASON_WIDTH = 40
+
 #: A simulation this far (as a ratio) from the line, outside its ≈95% band, is followed.
 DISAGREE_RATIO = 1.1
 
@@ -59,6 +65,12 @@ class LineData:
     primary: bool
     bias: float | None = None   # analyst-only clamping/imputation bias, column's units
     noise_only: bool = False    # the line leaves that bias out
+    #: Where the line stops short of ε and why (:class:`~dpstudio.analysis.reach.Unreached`:
+    #: its ``reason(ε)`` is the sentence ``dpstudio compare`` gives).
+    unreached: Any = None
+    #: What was computed at each ε where that changes along the line (the central line of
+    #: a comparison: a central mechanism, or a protocol run by the curator), else None.
+    names: tuple[str | None, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +95,11 @@ class Reading:
         ``value`` is a line that leaves out a bias it could not size.
     name : str
         The line's name.
+    computed : str
+        What the value was computed with at this ε, where the line says ("" else).
+    reason : str
+        For the chosen mechanism's line where it has no value at this ε: why, in one
+        sentence (``value`` is then NaN).
     """
 
     trust_model: str
@@ -94,6 +111,13 @@ class Reading:
     primary: bool
     noise_only: bool = False
     name: str = ""
+    computed: str = ""
+    reason: str = ""
+
+    @property
+    def reached(self) -> bool:
+        """Whether there is a number to show (False: the line stops short of this ε)."""
+        return not self.reason
 
 
 def interpolate(eps: np.ndarray, values: np.ndarray, at: float) -> float | None:
@@ -120,6 +144,22 @@ def _simulated(points: dict, trust_model: str, at: float
     return None
 
 
+def _computed_at(data: LineData, at: float) -> str:
+    """The line's name for what it computed at the ε nearest ``at`` ("" where none)."""
+    if not data.names:
+        return ""
+    eps = np.asarray(data.epsilon, float)
+    i = int(np.argmin(np.abs(np.log(eps) - math.log(at))))
+    return data.names[i] or ""
+
+
+def _unreached(name: str, data: LineData, at: float) -> Reading:
+    """The chosen line where it has no value at ``at``: a reading that says why (the
+    analysis layer's sentence, :meth:`~dpstudio.analysis.reach.Unreached.reason`)."""
+    return Reading(data.trust_model, math.nan, None, None, False, math.nan, True,
+                   name=name, reason=data.unreached.reason(at))
+
+
 def readings(lines: dict[str, LineData], points: dict, at: float, *, metric: str = "rmse",
              hide_true: bool = False) -> list[Reading]:
     """The readout's numbers at ε = ``at``, the chosen mechanism's first.
@@ -141,12 +181,18 @@ def readings(lines: dict[str, LineData], points: dict, at: float, *, metric: str
     Returns
     -------
     list of Reading
+        The chosen mechanism's always where its line says where it stops (``unreached``:
+        beyond that, a reading whose ``reason`` says why and whose ``value`` is NaN —
+        draw no dot for it); the others' where they have a value.
     """
     out: list[Reading] = []
     for name, data in lines.items():
         line = interpolate(data.epsilon, data.error, at)
         if line is None:
+            if data.primary and data.unreached is not None:
+                out.append(_unreached(name, data, at))
             continue
+        computed = _computed_at(data, at)
         bias = data.bias if (metric == "rmse" and data.bias is not None
                              and math.isfinite(data.bias) and data.bias != 0.0) else None
         if bias is None:
@@ -157,7 +203,7 @@ def readings(lines: dict[str, LineData], points: dict, at: float, *, metric: str
             noise, total = math.sqrt(max(line * line - bias * bias, 0.0)), line
         if hide_true:
             out.append(Reading(data.trust_model, noise, None, None, False, line,
-                               data.primary, name=name))
+                               data.primary, name=name, computed=computed))
             continue
         value, simulated = total, False
         sim = _simulated(points, data.trust_model, at) if data.primary else None
@@ -168,7 +214,7 @@ def readings(lines: dict[str, LineData], points: dict, at: float, *, metric: str
                 value, simulated = s, True
         out.append(Reading(data.trust_model, value, noise if bias is not None else None,
                            abs(bias) if bias is not None else None, simulated, line,
-                           data.primary, data.noise_only and bias is None, name))
+                           data.primary, data.noise_only and bias is None, name, computed))
     out.sort(key=lambda r: not r.primary)
     return out
 
@@ -211,13 +257,30 @@ def readout_html(header: str, shown: list[Reading], labels: dict[str, str], *,
     rows: list[str] = []
     others: list[str] = []
     for r in shown:
-        name = html.escape(labels.get(r.name) or labels.get(r.trust_model, r.trust_model))
+        if r.computed:  # the model, then what this ε's number was computed with
+            raw = f"{labels.get(r.trust_model, r.trust_model)} ({r.computed})"
+        else:
+            raw = labels.get(r.name) or labels.get(r.trust_model, r.trust_model)
+        name = html.escape(raw)
         swatch = ""
         if colours and r.trust_model in colours:
             swatch = f"<span style='color:{colours[r.trust_model]}'>●</span>&nbsp;"
         if not r.primary:
             others.append(f"{swatch}{name}:&nbsp;{_fmt(r.value)}" + (
                 "&nbsp;(noise only)" if r.noise_only else ""))
+            continue
+        if not r.reached:  # the chosen model stops short of ε: said, not left out
+            # On short lines: a box as wide as the sentence finds no room beside the data.
+            # "ε = 20", "δ = 1e-6", "2,000 people" each kept on one line.
+            glued = re.sub(r"([εδ]) = (\S+)", "\\1\u00a0=\u00a0\\2", r.reason)
+            glued = re.sub(r"(\S+) people", "\\1\u00a0people", glued)
+            first, *rest = textwrap.wrap(f"{raw}: {glued}", REASON_WIDTH)
+            head, _, tail = first.partition(": ")
+            rows.append(f"{swatch}<b>{html.escape(head)}:</b> {html.escape(tail)}")
+            rows += [f"&nbsp;&nbsp;{html.escape(part)}" for part in rest]
+            if warning:
+                rows.append(f"<span style='color:{warning_colour}'>⚠ "
+                            f"{html.escape(warning)}</span>")
             continue
         text = f"<b>{name}: {_fmt(r.value)}</b>"
         if r.simulated:

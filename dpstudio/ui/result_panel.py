@@ -14,17 +14,19 @@ data), the interval says it covers the clamped statistic, not the true one. The
 from __future__ import annotations
 
 import html
+import re
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from dpstudio.analysis.bias import MATERIAL_FRACTION
 from dpstudio.analysis.curves import Preview
 from dpstudio.engine.local.respond import OTHER_LABEL
 from dpstudio.ui.plots import foreground, linear_ticks, style_plot
 from dpstudio.ui.readout import clamping_warning_at
-from dpstudio.ui.style import MUTED
+from dpstudio.ui.style import MUTED, current_palette
 from dpstudio.ui.texts import QUERY_LABELS, TRUST_MODELS
 from dpstudio.ui.utility_plot import trust_colour
 
@@ -143,11 +145,6 @@ class ResultPanel(QWidget):
     def _lines_ready(self, result) -> None:
         self.set_clamping(getattr(result, "clamping", None))
 
-    def _clamped_interval(self, p: Preview) -> bool:
-        """The interval covers the clamped statistic, and the analyst may be told so: true
-        values shown, this release clamped some values, and the bias is material."""
-        return (not self.hide_true and p.clamped > 0 and p.query in ("sum", "mean", "variance")
-                and bool(clamping_warning_at(self.clamping, p.epsilon)))
 
     def set_hide_true(self, hide: bool) -> None:
         self.hide_true = bool(hide)
@@ -183,8 +180,7 @@ class ResultPanel(QWidget):
                     f"<b>{_fmt(float(preview.value[0]))}</b>")
             if preview.ci_low is not None:
                 # A biased release's interval covers the clamped statistic, not the truth.
-                of = (f" of the clamped {html.escape(preview.query)}"
-                      if self._clamped_interval(preview) else "")
+                of = interval_of(preview, self.clamping, self.hide_true)
                 text += (f" &nbsp;({preview.confidence:.0%} interval{of} "
                          f"{_fmt(float(preview.ci_low[0]))} – {_fmt(float(preview.ci_high[0]))})")
             if truth is not None:
@@ -208,8 +204,18 @@ class ResultPanel(QWidget):
             text += reports
         self.summary.setText(text)
         notes = list(preview.notes)
-        if show_truth and preview.clamped:
-            notes.insert(0, _outside_note(preview))
+        outside, amber = (_outside_note(preview) if show_truth and preview.clamped
+                          else ("", False))
+        if outside:
+            notes.insert(0, outside)
+        # Many values piled into a numeric histogram's end bins: amber, as the readout's
+        # clamping warning is.
+        # Only the colour: presentation mode scales the sheet's font size.
+        colour = current_palette().warning if amber else MUTED
+        sheet = self.notes.styleSheet()
+        recoloured = re.sub(r"(?<![-\w])color:\s*[^;]+;", f"color: {colour};", sheet, count=1)
+        if recoloured != sheet:
+            self.notes.setStyleSheet(recoloured)
         self.notes.setText(notes[0] if notes else "")
         self.notes.setToolTip("\n".join(notes))
         self.updated.emit()
@@ -356,6 +362,36 @@ class ResultPanel(QWidget):
                 f"{level}){reports}<table>{''.join(rows)}</table>{more}")
 
 
+def interval_of(p: Preview, clamping: dict | None, hide_true: bool) -> str:
+    """What a preview's interval covers where that is not the statistic itself, for every
+    trust model alike: " of the clamped mean" when the release clamped values and the
+    bias is material at its ε; " of the mean with missing values filled in" when the
+    missing values sent in their place cause it; "" otherwise, and with true values
+    hidden (nothing computed from the data is said).
+
+    Parameters
+    ----------
+    p : Preview
+    clamping : dict or None
+        The chosen release's clamping report (``UtilityResult.clamping``).
+    hide_true : bool
+
+    Returns
+    -------
+    str
+        HTML-escaped words to put after "interval".
+    """
+    if hide_true or p.query not in ("sum", "mean", "variance") or not clamping_warning_at(
+            clamping, p.epsilon):
+        return ""
+    query = html.escape(p.query)
+    if p.clamped > 0:
+        return f" of the clamped {query}"
+    if clamping.get("cause") == "missing" and clamping.get("missing_value") is not None:
+        return f" of the {query} with missing values filled in"
+    return ""
+
+
 def _short(label: str, chars: int = 12) -> str:
     """A bin label like "[18, 26.2)" shown as its lower edge "18"; long categories cut."""
     if label.startswith("[") and label.endswith(")") and ", " in label:
@@ -363,15 +399,38 @@ def _short(label: str, chars: int = 12) -> str:
     return label if len(label) <= chars else label[: max(chars - 1, 2)] + "…"
 
 
-def _outside_note(preview: Preview) -> str:
-    """What happened to the values outside the declaration, in the right words: numbers
-    outside the bounds are clamped; values that are not declared categories are not
-    "clamped" but counted in the "other or missing" cell, or left out of the counts."""
+def _bin_bounds(labels: list[str]) -> tuple[float, float] | None:
+    """The declared bounds of a numeric histogram, from its bins' labels ("[18, 19.2)" …
+    "[28.8, 30)"), or None for categories."""
+    try:
+        if not all(s.startswith("[") and s.endswith(")") and ", " in s for s in labels):
+            return None
+        return float(labels[0][1:-1].split(", ")[0]), float(labels[-1][1:-1].split(", ")[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def _outside_note(preview: Preview) -> tuple[str, bool]:
+    """What happened to the values outside the declaration, in the right words, and
+    whether it is a warning (amber): numbers outside the bounds are clamped (into a
+    numeric histogram's end bins, a warning when more than 5% of them); values that are
+    not declared categories are not "clamped" but counted in the "other or missing" cell,
+    or left out of the counts."""
     n = f"{preview.clamped:,}"
     if preview.labels is None:
-        return f"{n} values lie outside the declared bounds and were clamped (only you see this)"
+        return (f"{n} values lie outside the declared bounds and were clamped (only you see "
+                "this)", False)
+    bounds = _bin_bounds(preview.labels)
+    if bounds is not None:
+        counted = float(np.sum(preview.truth)) if preview.truth is not None else 0.0
+        share = preview.clamped / counted if counted > 0 else 0.0
+        where = f"lie outside {bounds[0]:g}–{bounds[1]:g}: counted in the end bins"
+        if share > MATERIAL_FRACTION:
+            return (f"{share:.0%} of values ({n}) {where}, which they inflate; widen the "
+                    "bounds (only you see this)", True)
+        return f"{n} values {where} (only you see this)", False
     if OTHER_LABEL in preview.labels:
         return (f"{n} values are not among the declared categories: counted in the "
-                f"\u201c{OTHER_LABEL}\u201d cell (only you see this)")
+                f"\u201c{OTHER_LABEL}\u201d cell (only you see this)", False)
     return (f"{n} values are not among the declared categories: left out of the counts "
-            "(only you see this)")
+            "(only you see this)", False)

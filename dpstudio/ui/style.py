@@ -9,11 +9,12 @@ after a switch, or let :func:`apply_palette` find them all).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QIcon, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
+
+from dpstudio.resources import resource_path
 
 TEXT = "#1f2328"
 MUTED = "#6e7781"
@@ -24,7 +25,8 @@ AMBER_BACKGROUND = "#fff4e5"
 GRID_ALPHA = 0.12
 REFERENCE_PEN = pg.mkPen("#9aa1a9", width=1.2, style=pg.QtCore.Qt.PenStyle.DashLine)
 
-_ICON = Path(__file__).resolve().parents[2] / "resources" / "icons" / "dpstudio.svg"
+#: The application icon, in the package data (:mod:`dpstudio.resources`).
+_ICON = resource_path("icons", "dpstudio.svg")
 
 
 @dataclass(frozen=True)

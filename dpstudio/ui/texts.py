@@ -31,8 +31,9 @@ _LOOK: dict[str, tuple[str, str]] = {
         "#0072B2",
         "A trusted curator holds everyone's raw data, computes the statistic and adds "
         "noise once, before publishing. People must trust the curator with their data; "
-        "everyone else (the public, an attacker) sees only the noisy result. Least "
-        "noise for a given ε.",
+        "everyone else (the public, an attacker) sees only the noisy result. The "
+        "like-for-like central line is the least noise a curator can add at a given ε and δ; "
+        "the mechanism chosen here may add more noise.",
     ),
     "local": (
         "#D55E00",

@@ -10,6 +10,8 @@ Clopper–Pearson boxes.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
@@ -17,7 +19,7 @@ from PySide6.QtGui import QPainterPath
 from PySide6.QtWidgets import QGraphicsPathItem, QToolButton
 
 from dpstudio.analysis.curves import TradeoffResult
-from dpstudio.ui.legend import set_entry_tooltip
+from dpstudio.ui.legend import set_entry_tooltip, uncut_names
 from dpstudio.ui.plot_caption import PlotCaption
 from dpstudio.ui.plot_fit import fit
 from dpstudio.ui.plots import (
@@ -26,13 +28,13 @@ from dpstudio.ui.plots import (
     add_hint,
     bottom_legend,
     fitting_linear_ticks,
-    foreground,
     label_room,
     linear_ticks,
+    retitle,
     style_plot,
 )
 from dpstudio.ui.style import REFERENCE_PEN
-from dpstudio.ui.texts import GLOSSARY, TRADEOFF_CAPTION, short_mechanism
+from dpstudio.ui.texts import GLOSSARY, TRADEOFF_CAPTION
 from dpstudio.ui.utility_plot import trust_colour
 
 __all__ = ["TradeoffPlot"]
@@ -136,7 +138,7 @@ class TradeoffPlot(pg.PlotWidget):
         if hasattr(label, "short_forms"):
             label.short_forms = {}
             label.set_tooltip_text("")
-        self.setTitle("Trade-off", color=foreground(), size="11pt")
+        retitle(self, "Trade-off")
         self.hint.textItem.setPlainText(message or HINT)
         self.hint.show()
         self.updated.emit()
@@ -169,12 +171,16 @@ class TradeoffPlot(pg.PlotWidget):
     def _add_entry(self, role: str, text: str) -> None:
         item = self._roles[role]
         self.legend.addItem(item, text)
-        full = self._labels.get(role, "")
+        full = uncut_names(self._labels.get(role, ""))
         tips = {
             "mechanism": f"This release ({full}): the fewest misses an attacker can have at "
                          "each rate of false alarms",
             "composed": f"After {full}: what an attacker who sees them all can do",
-            "bound": f"{text}: the (ε, δ) guarantee",
+            "bound": (f"This release: an attacker can do at most what {full} allows (no "
+                      "exact curve of its own here, so its (ε, δ) guarantee stands for it)"
+                      if role == self._primary_role
+                      else f"Ruled out by {full}: no attacker of this release gets into the "
+                           "shaded region"),
             "gdp": f"{full}. {GLOSSARY['gdp']}",
         }
         set_entry_tooltip(self.legend, item, tips.get(role, text))
@@ -264,9 +270,12 @@ class TradeoffPlot(pg.PlotWidget):
         self.setToolTip(TRADEOFF_TOOLTIP + "\n\n" + "\n".join(result.notes))
         # Without an exact curve of its own, the release is what its guarantee allows.
         self._primary_role = "mechanism" if result.mechanism is not None else "bound"
-        legend = {"bound": (f"this release: at most what {result.bound.label} allows"
+        # Short entries (the whole sentence in their tooltips), wrapped where still too
+        # wide: never cut.
+        guarantee = _guarantee(result.epsilon, result.delta)
+        legend = {"bound": (f"this release: bound at {guarantee}"
                             if self._primary_role == "bound"
-                            else f"ruled out by {result.bound.label}")}
+                            else f"ruled out by {guarantee}")}
         if result.mechanism is not None:
             legend["mechanism"] = "this release: " + _short_label(result.mechanism.label)
         if result.composed is not None:
@@ -295,8 +304,13 @@ class TradeoffPlot(pg.PlotWidget):
             label.short_forms = {title: [f for f in (short, shortest) if f != title]}
             label.set_tooltip_text(title)
         if label.text != title:
-            self.setTitle(title, color=foreground(), size="11pt")
+            retitle(self, title)
         self.updated.emit()
+
+
+def _guarantee(epsilon: float, delta: float) -> str:
+    """"ε = 20, δ = 1e-6" (δ left out when zero): the guarantee, in a legend's few words."""
+    return f"ε = {epsilon:.3g}" + (f", δ = {_compact(delta)}" if delta else "")
 
 
 def _compact(value: float) -> str:
@@ -306,9 +320,10 @@ def _compact(value: float) -> str:
 
 
 def _short_label(label: str) -> str:
-    """A curve's label without its parenthesis ("10 releases (ε-DP, optimal)" → "10
-    releases"); the full label is the legend entry's tooltip."""
-    return short_mechanism("", label, 40)
+    """A curve's label without its parentheses ("10 releases (ε-DP, optimal)" → "10
+    releases"), a mechanism's name cut with "…" given whole; never cut (a long entry
+    wraps), the full label in the entry's tooltip."""
+    return re.sub(r"\s*\([^()]*\)", "", uncut_names(label)).strip() or label
 
 
 class _BoxesItem(QGraphicsPathItem):

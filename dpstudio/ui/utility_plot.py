@@ -10,8 +10,9 @@ units ("± age").
 The readout beside the marker gives each model's error at ε (:mod:`dpstudio.ui.readout`):
 for the analyst, bias and noise, the simulation where it disagrees with the line, and the
 clamping warning in amber; with true values hidden, the noise alone. It sits where it
-covers no curve or point. One caption under the plot states the comparison's assumptions;
-each legend entry is a short name, its tooltip the full name and the curve's assumptions.
+covers no curve or point (:mod:`dpstudio.ui.readout_place`). One caption under the plot
+states the comparison's assumptions; each legend entry is a short name, its tooltip the
+full name and the curve's assumptions.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 
 from dpstudio.analysis.curves import UtilityResult
 from dpstudio.engine.registry import REGISTRY
@@ -41,17 +42,11 @@ from dpstudio.ui.plots import (
     foreground,
     label_line,
     label_room,
+    retitle,
     style_plot,
 )
-from dpstudio.ui.readout import (
-    LineData,
-    candidate_corners,
-    clamping_warning_at,
-    free_position,
-    least_covered,
-    readings,
-    readout_html,
-)
+from dpstudio.ui.readout import LineData, clamping_warning_at, readings, readout_html
+from dpstudio.ui.readout_place import ReadoutPlacement
 from dpstudio.ui.style import configure_pyqtgraph, current_palette
 from dpstudio.ui.texts import TRUST_MODELS, short_mechanism
 
@@ -60,8 +55,6 @@ __all__ = ["UtilityPlot", "trust_colour"]
 _LOG_EPS = np.log10(EPSILON_RANGE)
 #: Width the readout wraps at when it holds the clamping warning (a full sentence).
 READOUT_WIDTH = 300
-#: Most of the data area a band for the readout may take above the data.
-MAX_HEADROOM = 0.6
 _Z_LINES, _Z_PRIMARY, _Z_POINTS, _Z_MARKER, _Z_ACTIVE, _Z_READOUT = 5, 10, 20, 50, 52, 60
 
 
@@ -110,7 +103,7 @@ def _result_field(result: UtilityResult, name: str, index: int):
     return value if isinstance(value, str) else None
 
 
-class UtilityPlot(pg.PlotWidget):
+class UtilityPlot(ReadoutPlacement, pg.PlotWidget):
     """Error against ε. ``curves()``/``points()``/``marker()`` expose what is drawn."""
 
     updated = Signal(str)  # "lines", "points", "marker", "clear"
@@ -232,7 +225,8 @@ class UtilityPlot(pg.PlotWidget):
         lines = {
             c.name: _Line(LineData(np.asarray(c.epsilon, float), np.asarray(c.error, float),
                                    c.trust_model, c.primary, getattr(c, "bias", None),
-                                   bool(getattr(c, "noise_only", False))),
+                                   bool(getattr(c, "noise_only", False)),
+                                   getattr(c, "unreached", None), getattr(c, "names", None)),
                           c.mechanism, str(getattr(c, "assumptions", "") or ""))
             for c in result.curves if c.kind == "analytic"}
         caption = str(getattr(result, "caption", "") or "")
@@ -357,7 +351,7 @@ class UtilityPlot(pg.PlotWidget):
                                                  "(≈95% bars), measured against the data")
         has_data = bool(self._lines or points)
         self.hint.setVisible(not has_data)
-        self.setTitle(self._title_text(), color=foreground(), size="11pt")
+        retitle(self, self._title_text())
         notes = self.notes()
         self.setToolTip(UTILITY_TOOLTIP + ("\n\n" + "\n".join(notes) if notes else ""))
         caption = _merge_captions([self._captions.get("lines", ""),
@@ -448,15 +442,15 @@ class UtilityPlot(pg.PlotWidget):
     def _update_marker_text(self) -> None:
         at = self.marker_epsilon()
         x = math.log10(at)
-        lines = {name: LineData(line.data.epsilon, line.data.error, line.data.trust_model,
-                                line.data.primary, line.data.bias, line.data.noise_only)
-                 for name, line in self._lines.items()}
+        lines = {name: line.data for name, line in self._lines.items()}
         points = {name: (*v, self._point_trust.get(name, "central"))
                   for name, v in self._shown_points().items()}
         shown = readings(lines, points, at, metric=self._metric, hide_true=self._hide_true)
         others_x, others_y, brushes = [], [], []
         active: tuple[float, str] | None = None
         for r in shown:
+            if not r.reached:  # the chosen line stops short of ε: no dot, the text says why
+                continue
             y = math.log10(r.value) if self._log_y else r.value
             if r.primary and active is None:
                 active = (y, trust_colour(r.trust_model))
@@ -493,113 +487,3 @@ class UtilityPlot(pg.PlotWidget):
             warning=warning, warning_colour=palette.warning, colours=colours)
         self.marker_label.textItem.setTextWidth(READOUT_WIDTH if warning else -1)
         self._place_readout()
-
-    # -- where the readout goes ----------------------------------------------------------
-
-    def readout_rect(self) -> QRectF:
-        """The readout box in scene coordinates."""
-        return self.marker_label.mapRectToScene(self.marker_label.boundingRect())
-
-    def data_shapes(self) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
-        """What the readout must not cover, in scene coordinates: the drawn lines, the
-        marker and the error bars (polylines; several lines in one separated by NaN), and
-        the points' and dots' symbols (an (n, 4) array of left, top, right, bottom)."""
-        vb = self.getPlotItem().vb
-        vb.updateMatrix()  # a range just set is applied lazily
-        t = vb.childGroup.sceneTransform()
-
-        def scene(xs, ys):
-            xs, ys = np.asarray(xs, float), np.asarray(ys, float)
-            return (t.m11() * xs + t.m21() * ys + t.dx(), t.m12() * xs + t.m22() * ys + t.dy())
-
-        def symbols(xs, ys, size):
-            px, py = scene(xs, ys)
-            ok = np.isfinite(px) & np.isfinite(py)
-            half = size / 2 + 1.5
-            return np.column_stack([px[ok] - half, py[ok] - half, px[ok] + half,
-                                    py[ok] + half])
-
-        polylines, boxes = [], [np.empty((0, 4))]
-        for item in self._items:
-            if item.isVisible():
-                xs, ys = item.getData()
-                if xs is not None and len(xs):
-                    polylines.append(scene(xs, ys))
-        (_x0, _x1), (y0, y1) = vb.viewRange()
-        mx = math.log10(self.marker_epsilon())
-        polylines.append(scene([mx, mx], [y0, y1]))
-        for item in self._point_items:
-            if isinstance(item, pg.ErrorBarItem):
-                o = item.opts
-                xs, ys = np.asarray(o["x"], float), np.asarray(o["y"], float)
-                top = np.asarray(o["top"], float) if o["top"] is not None else 0 * ys
-                bottom = np.asarray(o["bottom"], float) if o["bottom"] is not None else 0 * ys
-                # Every bar a segment, one polyline: (x, low), (x, high), gap, …
-                bx = np.column_stack([xs, xs, np.full_like(xs, np.nan)]).ravel()
-                by = np.column_stack([ys - bottom, ys + top, np.full_like(ys, np.nan)]).ravel()
-                polylines.append(scene(bx, by))
-            else:
-                xs, ys = item.getData()
-                if xs is not None and len(xs):
-                    boxes.append(symbols(xs, ys, item.opts.get("symbolSize", 8)))
-        for dots in (self.marker_dots, self.active_dot):
-            xs, ys = dots.getData()
-            if xs is not None and len(xs):
-                boxes.append(symbols(xs, ys, dots.opts.get("size", 11)))
-        return polylines, np.concatenate(boxes)
-
-    def _place_readout(self) -> None:
-        """Put the readout where it covers no data: beside the marker at the top or bottom,
-        else a corner, else the first free place of a coarse scan — one line per model
-        if that finds room, else the models on one line; if the data leave no room at all,
-        a band above them, or, in a plot too small even for that, the least covered place.
-        """
-        label = self.marker_label
-        vb = self.getPlotItem().vb
-        view = vb.sceneBoundingRect()
-        variants = getattr(self, "_readout_html", [])
-        if not variants:
-            return
-        if view.width() <= 0 or view.height() <= 0:
-            label.setHtml(variants[0])
-            return
-        area = view.adjusted(-1, -1, 1, 1)
-        shapes = self.data_shapes()
-        tried = []
-        for html in variants:
-            label.setHtml(html)
-            candidates, size = self._candidates()
-            corner = free_position(size, area, candidates, *shapes)
-            if corner is not None:
-                return self._put_readout(corner)
-            if size[0] <= view.width() - 12:
-                tried.append((size[1], size[0], html))
-        # No room among the data: the shortest box that fits across, in a band above them
-        # as high as it (the chosen mechanism alone if that band would crush the data).
-        label.setHtml(min(tried)[2] if tried else variants[0])
-        candidates, (w, h) = self._candidates()
-        if (h + 12.0) / view.height() > MAX_HEADROOM:
-            label.setHtml(self._readout_alone)
-            candidates, (w, h) = self._candidates()
-        if self._headroom == 0.0 and self._y_range is not None:
-            self._headroom = min((h + 12.0) / view.height(), MAX_HEADROOM)
-            self._apply_y_range()
-            shapes = self.data_shapes()
-            candidates, size = self._candidates()
-            corner = free_position(size, area, candidates, *shapes)
-            if corner is not None:
-                return self._put_readout(corner)
-        self._put_readout(least_covered((w, h), area, candidates, *shapes))
-
-    def _candidates(self) -> tuple[list[QPointF], tuple[float, float]]:
-        """Top-left corners to try for the readout as it is now, best first, and its size."""
-        vb = self.getPlotItem().vb
-        text = self.marker_label.textItem.boundingRect()
-        mx = vb.mapViewToScene(QPointF(math.log10(self.marker_epsilon()), 0.0)).x()
-        size = (text.width(), text.height())
-        return candidate_corners(vb.sceneBoundingRect(), mx, size), size
-
-    def _put_readout(self, corner: QPointF) -> None:
-        label = self.marker_label
-        label.setAnchor((0, 0))
-        label.setPos(self.getPlotItem().vb.mapSceneToView(corner))

@@ -9,6 +9,7 @@ The handlers stay on :class:`~dpstudio.ui.main_window.MainWindow`.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,7 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QAbstractButton, QMenu
 
 import dpstudio
+from dpstudio.about import about_lines
 from dpstudio.data.samples import SAMPLES
 from dpstudio.ui.export_plot import FORMATS
 from dpstudio.ui.style import PALETTES
@@ -29,13 +31,14 @@ if TYPE_CHECKING:
 APP_NAME = "DP Studio"
 #: Export Plot's shortcut per format (PNG, the one a slide wants).
 EXPORT_SHORTCUTS = {"png": "Ctrl+Shift+E"}
-#: What Help ▸ About says.
+#: What Help ▸ About says; its last lines are ``dpstudio --version``'s (one function).
 ABOUT_TEXT = (
     f"<h3>{APP_NAME} {dpstudio.__version__}</h3>"
     "<p>Differential privacy on your own data: declare each column's public bounds, "
     "pick a mechanism and a trust model, and see what the privacy budget ε costs in "
     "accuracy and what it leaves an attacker.</p>"
     "<p>Data never leaves this computer.</p>"
+    "<p>" + "<br>".join(html.escape(line) for line in about_lines()) + "</p>"
 )
 
 

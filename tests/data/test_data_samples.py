@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+from importlib.resources import files
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,7 @@ from dpstudio.data import (
     sidecar_path,
 )
 
-SAMPLES_DIR = Path(__file__).resolve().parents[2] / "resources" / "samples"
+SAMPLES_DIR = Path(str(files("dpstudio.resources") / "samples"))
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ import json
 import random
 import shutil
 import sqlite3
+from importlib.resources import files
 from pathlib import Path
 
 import pytest
@@ -233,7 +234,7 @@ def test_a_column_cut_out_of_a_spent_dataset_is_refused(tmp_path):
     """``cut -d, -f6 health.csv > bmi.csv``: the released column in a file of its own.
     Before: its rows and columns looked like nothing registered (whole-row hashes, 1 of
     10 columns), so it released again with a full budget after health.csv's was spent."""
-    samples = Path(__file__).resolve().parents[2] / "resources" / "samples"
+    samples = Path(str(files("dpstudio.resources") / "samples"))
     data = tmp_path / "health.csv"
     shutil.copyfile(samples / "health.csv", data)
     shutil.copyfile(samples / "health.csv.schema.json", tmp_path / "health.csv.schema.json")

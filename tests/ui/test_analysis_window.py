@@ -134,7 +134,7 @@ def test_each_trust_model_with_mechanisms(window):
     local = window.utility_plot.curves()["Local: Randomized response"][1]
     # Beside a local choice the central line stands on the local model's footing (same ε,
     # replace-one, n known): never above the local one, far below it.
-    central = window.utility_plot.curves()["Central: Discrete Laplace"][1]
+    central = window.utility_plot.curves()["Central: curator's best"][1]
     assert np.all(central <= local * (1 + 1e-9))  # equal where the curator runs RR itself
     assert np.all(local[:40] > 10 * central[:40])  # the local model's price
     assert window.result_panel.plotted()["labels"] == ["yes", "no"]

@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from fractions import Fraction
 
 import numpy as np
-from scipy.optimize import brentq
 from scipy.special import gammaln
 
 from dpstudio.engine.accounting import budget
@@ -218,6 +217,8 @@ def optimal_composition(epsilon: float, delta: float, k: int, delta_total: float
     right = (kov.k - 2 * lo_i) * kov.eps
     left = max((kov.k - 2 * lo_i - 2) * kov.eps, 0.0)
     if kov.delta(right) <= target < kov.delta(left):
+        from scipy.optimize import brentq  # here: importing it costs every command ~0.2 s
+
         eps_total = brentq(lambda x: kov.delta(x) - target, left, right, xtol=1e-14,
                            rtol=1e-15, maxiter=500)
     else:

@@ -13,7 +13,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 from dpstudio.engine.calibration import validate_delta, validate_sensitivity
@@ -129,6 +128,8 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     hi = max(1.0, m * m)
     while gdp_delta(m, hi) > d:
         hi *= 2.0
+    from scipy.optimize import brentq  # here: importing it costs every command ~0.2 s
+
     eps = brentq(lambda e: gdp_delta(m, e) - d, 0.0, hi, xtol=1e-15, rtol=1e-15, maxiter=500)
     step = max(eps, 1e-300) * 4e-16
     while gdp_delta(m, eps) > d:  # land on the private side of the root

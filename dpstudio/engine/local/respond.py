@@ -140,6 +140,10 @@ def mean_inputs(values, lower: float, upper: float) -> Inputs:
         For a present value that is not a number.
     """
     v = np.asarray(values).reshape(-1)
+    if v.dtype.kind in "fiub":  # numbers already: missing = non-finite, one pass
+        x, missing, _ = fill_missing(v, midpoint(lower, upper))
+        undeclared = int(np.count_nonzero((x < lower) | (x > upper)))
+        return Inputs(x, missing, undeclared)
     x = np.full(v.size, np.nan)
     present = present_mask(v)
     try:

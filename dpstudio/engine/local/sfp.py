@@ -29,7 +29,46 @@ from dpstudio.engine.local.bits import bit_strings, get_bits, pattern_keys
 from dpstudio.engine.local.cms import _P61, _P61_U, CMSReports, CountMeanSketch, _mulmod61
 from dpstudio.jobs import State, check, scaled
 
-__all__ = ["Discovery", "SFPReports", "SequenceFragmentPuzzle", "word_fingerprints"]
+__all__ = ["Discovery", "SFPReports", "SequenceFragmentPuzzle", "word_codes",
+           "word_fingerprints"]
+
+
+def word_codes(words) -> tuple[np.ndarray, list[str]]:
+    """Each word's code into the list of distinct words, found by hashing.
+
+    No fixed-width string array (as wide as the longest word, four bytes a character) is
+    built and nothing is sorted: each word costs one dictionary look-up in C, so the cost
+    of a column is that of a pass over it, whatever the words' lengths.
+
+    Parameters
+    ----------
+    words : array_like
+        The words (flattened to 1-D); values that are not ``str`` are read as their text,
+        as ``astype(str)`` reads them.
+
+    Returns
+    -------
+    codes : numpy.ndarray of int64, shape (n,)
+        Per word, its index into ``texts``.
+    texts : list of str
+        The distinct words' texts, each once, in order of first appearance.
+    """
+    w = np.asarray(words, dtype=object).reshape(-1)
+    listed = w.tolist()
+    index: dict = {}
+    numbered = index.setdefault  # a word met first gets the next code: len(index)
+    try:
+        codes = [numbered(word, len(index)) for word in listed]
+        texts_only = all(type(k) is str for k in index)
+    except TypeError:  # an unhashable value (a list inside the column)
+        texts_only = False
+    if not texts_only:
+        # Values that hash alike may print differently (1 == 1.0 == True): numbered by
+        # their texts, as ``astype(str)`` writes them (rare: the words are text).
+        index = {}
+        numbered = index.setdefault
+        codes = [numbered(word, len(index)) for word in w.astype(str).tolist()]
+    return np.fromiter(codes, dtype=np.int64, count=len(codes)), list(index)
 
 
 def word_fingerprints(words, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -52,12 +91,11 @@ def word_fingerprints(words, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     h8 : numpy.ndarray of int64
         Per word, its 8-bit hash (0…255).
     """
-    words = np.asarray(words, dtype=object)
-    uniq, inv = np.unique(words.astype(str), return_inverse=True)
-    key = np.empty(uniq.size, dtype=np.uint64)
-    h8 = np.empty(uniq.size, dtype=np.int64)
+    inv, texts = word_codes(words)
+    key = np.empty(len(texts), dtype=np.uint64)
+    h8 = np.empty(len(texts), dtype=np.int64)
     salt = seed.to_bytes(8, "little", signed=True)
-    for i, w in enumerate(uniq.tolist()):
+    for i, w in enumerate(texts):
         d = hashlib.blake2b(w.encode("utf-8"), digest_size=16, salt=salt).digest()
         key[i] = int.from_bytes(d[:8], "little") % _P61
         h8[i] = d[8]
@@ -177,15 +215,15 @@ class SequenceFragmentPuzzle(LocalRandomizer):
         self.messages_bits = (self.fragment_cms.messages_bits + self.word_cms.messages_bits
                               + math.ceil(math.log2(self.positions)))
 
-    def _codes(self, words: np.ndarray) -> np.ndarray:
-        """``(n, max_length)`` symbol codes (pad = 0, unknown = A − 1)."""
+    def _symbol_table(self, texts: list[str]) -> np.ndarray:
+        """``(len(texts), max_length)`` symbol codes of distinct words (pad = 0, unknown =
+        A − 1): a row per distinct word, never per user."""
         index = {c: i for i, c in enumerate(self.symbols)}
-        uniq, inv = np.unique(words, return_inverse=True)
-        table = np.zeros((uniq.size, self.max_length), dtype=np.int64)
-        for u, w in enumerate(uniq.tolist()):
+        table = np.zeros((len(texts), self.max_length), dtype=np.int64)
+        for u, w in enumerate(texts):
             for i, ch in enumerate(w[: self.max_length]):
                 table[u, i] = index.get(ch, self.A - 1) if ch != self.PAD else self.A - 1
-        return table[inv]
+        return table
 
     def prepare(self, words) -> np.ndarray:
         """The words as an object array of (lower-cased) ``str``; QueryError otherwise.
@@ -212,8 +250,8 @@ class SequenceFragmentPuzzle(LocalRandomizer):
             raise QueryError("the sequence-fragment puzzle needs a text column of words")
         if not self.lowercase:
             return w
-        uniq, inv = np.unique(w.astype(str), return_inverse=True)
-        return np.array([x.lower() for x in uniq.tolist()], dtype=object)[inv]
+        inv, texts = word_codes(w)
+        return np.array([x.lower() for x in texts], dtype=object)[inv]
 
     def fragment_keys(self, words, position: np.ndarray, h8=None) -> np.ndarray:
         """Per user: the fragment sketch's key ``h(word)·A² + word[2ℓ:2ℓ+2]`` at position ℓ.
@@ -234,10 +272,13 @@ class SequenceFragmentPuzzle(LocalRandomizer):
         w = np.asarray(words, dtype=object)
         if h8 is None:
             _, h8 = word_fingerprints(w, self.hash_seed)
-        n = w.size
-        codes = self._codes(w.astype(str)) if n else np.zeros((0, self.max_length), np.int64)
-        rows = np.arange(n)
-        frag = codes[rows, 2 * position] * self.A + codes[rows, 2 * position + 1]
+        inv, texts = word_codes(w)
+        table = self._symbol_table(texts)
+        if not len(texts):
+            return np.zeros(0, dtype=np.uint64)
+        pos = np.asarray(position, dtype=np.int64)
+        # Per user two look-ups in the distinct words' table, not an (n, length) table.
+        frag = table[inv, 2 * pos] * self.A + table[inv, 2 * pos + 1]
         return (h8 * self.A * self.A + frag).astype(np.uint64)
 
     def randomize(self, words, source) -> SFPReports:

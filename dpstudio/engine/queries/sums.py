@@ -60,6 +60,8 @@ def _snap(values: np.ndarray, lo: float, hi: float, grid: float, source: Source
 #: Above this many binomial draws, repeated simulation approximates the rounding (below).
 _EXACT_ROUNDING_DRAWS = 1 << 24
 _ROUNDING_CHUNK = 1 << 20
+#: Records rounded at a time by a release (:func:`_rounded_sums` with one draw).
+_SNAP_SLICE = 1 << 18
 
 
 def _rounded_sums(values: np.ndarray, lo: float, hi: float, grid: float, source: Source,
@@ -75,8 +77,15 @@ def _rounded_sums(values: np.ndarray, lo: float, hi: float, grid: float, source:
     the noise's) the count rounded up is drawn from its normal approximation, rounded.
     """
     if size == 1:
-        steps, lo_s, hi_s = _snap(values, lo, hi, grid, source)
-        return np.array([int(steps.sum())], dtype=np.int64), lo_s, hi_s
+        # In slices: _snap makes about eight temporaries the size of its input, so a
+        # whole 10⁷-row column would cost ~600 MiB; slice by slice it costs a few. The
+        # bits are drawn in the same order, so a seeded simulation gives the same sum.
+        total = 0
+        for start in range(0, values.size, _SNAP_SLICE):
+            steps, _, _ = _snap(values[start:start + _SNAP_SLICE], lo, hi, grid, source)
+            total += int(steps.sum())
+        return (np.array([total], dtype=np.int64), math.floor(lo / grid),
+                math.ceil(hi / grid))
     lo_s, hi_s = math.floor(lo / grid), math.ceil(hi / grid)
     x = np.clip(values, lo, hi) / grid
     base = np.floor(x)
@@ -163,6 +172,15 @@ def _box_ratio(num: tuple[float, float], den: tuple[float, float]) -> tuple[floa
     return min(corners), max(corners)
 
 
+def _ones(n: int) -> np.ndarray:
+    """``n`` ones as a read-only view of one value: a count's records take no memory."""
+    return np.broadcast_to(np.float64(1.0), (n,))
+
+
+def _squared(x: np.ndarray) -> np.ndarray:
+    return x * x
+
+
 def _plan(values: np.ndarray, spec: QuerySpec) -> _Plan:
     """The bounded sums of a count, sum, mean or variance, and how to combine them.
 
@@ -176,15 +194,15 @@ def _plan(values: np.ndarray, spec: QuerySpec) -> _Plan:
         v = np.asarray(values)
         if v.size == 0:
             raise QueryError("the column is empty")
-        ones = np.ones(int(np.count_nonzero(present_mask(v))))
+        ones = _ones(int(np.count_nonzero(present_mask(v))))
         return _Plan([_Sum("count", ones, 0.0, 1.0)], lambda d: d["count"], 0, declared[0][3],
                      missing=v.size - ones.size)
     col = _numeric(values, spec)
     lo, hi = check_bounds(spec.bounds)
-    clipped = np.clip(col.values, lo, hi)
-    data = {"sum": col.values, "count": np.ones(col.values.size),
-            "sum of squares": clipped * clipped}
-    sums = [_Sum(name, data[name], a, b) for name, a, b, _ in declared]
+    data = {"sum": lambda: col.values, "count": lambda: _ones(col.values.size),
+            "sum of squares": lambda: _squared(np.clip(col.values, lo, hi))}
+    # Only the sums the statistic declares are made (a mean makes no sum of squares).
+    sums = [_Sum(name, data[name](), a, b) for name, a, b, _ in declared]
     rows = col.values.size if spec.n_public() else None
     sens = next(s for name, _, _, s in declared if name == "sum")
     extra = {"clamped": col.clamped, "sensitivity": sens, "lo": lo, "hi": hi, "rows": rows,

@@ -60,6 +60,7 @@ it is no DP release against a change of one user's value, and is not offered as 
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -88,6 +89,7 @@ TV_SHARE = 0.1
 OVERFLOW_TARGET = 2.0**-40
 
 
+@functools.lru_cache(maxsize=4096)  # math.comb of large m dominates repeated planning
 def _log_n_prime(m: int) -> float:
     """ln N′ with N′ = C(2m−1, m−1) − 1 (exact integer arithmetic, then the logarithm)."""
     return math.log(math.comb(2 * m - 1, m - 1) - 1) if m >= 2 else -math.inf

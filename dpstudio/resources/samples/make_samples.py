@@ -2,8 +2,8 @@
 
 Run from the repository root::
 
-    python resources/samples/make_samples.py            # rewrites the files next to this script
-    python resources/samples/make_samples.py --out DIR  # writes them elsewhere
+    python dpstudio/resources/samples/make_samples.py            # rewrites the files next to it
+    python dpstudio/resources/samples/make_samples.py --out DIR  # writes them elsewhere
 
 It writes, for each sample, ``<name>.csv`` and its schema sidecar ``<name>.csv.schema.json``.
 The output is deterministic: a fixed seed, numpy's PCG64 generator, values rounded before
