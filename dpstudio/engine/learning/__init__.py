@@ -8,7 +8,11 @@ and releases the coefficients with exact lattice noise; see :mod:`.erm`. Registr
 One module per part: :mod:`.features` (the inputs every learner shares),
 :mod:`.logistic` (the solver and its sensitivity), :mod:`.output_perturbation` (the
 lattice noise) and :mod:`.erm` (the release and its registry entry). A new learner or
-privatization gets its own module beside them.
+privatization gets its own module beside them: :mod:`.models` (logistic, ridge and a
+one-hidden-layer MLP behind one protocol, with their non-private baselines),
+:mod:`.objective_perturbation` (Chaudhuri et al. 2011; Kifer et al. 2012) and
+:mod:`.dpsgd` (Abadi et al. 2016, a ``run(params, state)`` job), imported from their
+modules.
 """
 
 from dpstudio.engine.learning.erm import (
