@@ -48,7 +48,6 @@ from dpstudio.ui.project_dialogs import (
 )
 from dpstudio.ui.release_jobs import Outcome, check_job, hash_job, release_job, tamper_text
 from dpstudio.ui.release_rules import (
-    NO_PROJECT_TEXT,
     OVER_BUDGET_TEXT,
     RELEASE_READY,
     RELEASE_TEXT,
@@ -377,8 +376,7 @@ class ProjectController(QObject, SpecActions):
         panel = self.window.result_panel
         panel.set_release_state(problem is None, problem or RELEASE_READY)
         over = problem is not None and problem == figures.shortfall()
-        text = (NO_PROJECT_TEXT if self.project is None
-                else OVER_BUDGET_TEXT if over else RELEASE_TEXT)
+        text = OVER_BUDGET_TEXT if over else RELEASE_TEXT
         if panel.release_button.text() != text:
             panel.release_button.setText(text)
 

@@ -25,16 +25,16 @@ from dpstudio.ui.budget_figures import BudgetFigures
 from dpstudio.ui.result_panel import RELEASE_TOOLTIP
 from dpstudio.ui.texts import QUERY_LABELS, TRUST_MODELS
 
-__all__ = ["NO_PROJECT_TEXT", "OVER_BUDGET_TEXT", "RELEASE_READY", "RELEASE_TEXT", "release_problem",
+__all__ = ["OVER_BUDGET_TEXT", "RELEASE_READY", "RELEASE_TEXT", "release_problem",
            "session_analysis"]
 
 RELEASE_READY = ("Release this statistic for real: noise from the OS CSPRNG, charged to "
                  "the project's budget and recorded in its ledger (you confirm first).")
-#: The Release… button's text, and its text while the release does not fit the budget or
-#: no project is open (the reason in the button itself, the whole sentence in its tooltip).
+#: The Release… button's text, and its text while the release does not fit the budget.
+#: (Without a project the text stays short and the tooltip says why: a longer text widens
+#: the result panel and squeezes the trade-off plot at 800 px.)
 RELEASE_TEXT = "Release…"
 OVER_BUDGET_TEXT = "Release… (over budget)"
-NO_PROJECT_TEXT = "Release… (open a project)"
 
 
 def session_analysis(session: Any) -> AnalysisSpec:

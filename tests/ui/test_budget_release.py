@@ -304,14 +304,3 @@ def test_mechanism_combo_shows_short_names_with_the_full_name_in_the_tooltip(win
             assert metrics.horizontalAdvance(text) < combo.view().minimumWidth()
     window.hide()
 
-
-def test_without_a_project_the_release_button_says_why_in_its_text(window, qtbot, tmp_path):
-    """No project open: the disabled button says what is missing, not just "Release…"
-    (the sentence is in its tooltip); once a project is open it reads "Release…"."""
-    release = window.result_panel.release_button
-    _type(qtbot, window.analysis_panel.epsilon.spin, "20")  # more than the session's budget
-    assert not release.isEnabled()
-    assert release.text() == "Release… (open a project)"
-    assert release.toolTip().startswith("Open or create a project")
-    _project(window, tmp_path, epsilon=50.0)
-    assert release.isEnabled() and release.text() == "Release…"
