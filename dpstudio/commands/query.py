@@ -55,8 +55,9 @@ def parser() -> argparse.ArgumentParser:
         epilog="Negative bounds: write --bounds=-5,5. Bounds and categories must be declared "
         "(on the command line or in DATA.schema.json), never read off the data.",
     )
-    p.add_argument("data", help="CSV, TSV, Parquet or Excel file, or sample:NAME for a "
-                   "bundled sample (sample:survey, sample:health)")
+    p.add_argument("data", help="CSV, TSV, Parquet or Excel file, a folder or glob of "
+                   "Parquet or CSV files (declared schema: FOLDER.schema.json), or "
+                   "sample:NAME for a bundled sample (sample:survey, sample:health)")
     p.add_argument("--no-header", dest="header", action="store_false",
                    help="the file's first line is data, not column names (columns are "
                    "then named 1, 2, …)")
@@ -105,6 +106,14 @@ def parser() -> argparse.ArgumentParser:
         group.add_argument("--" + name.replace("_", "-"), dest="param_" + name,
                            metavar=param.kind.upper(),
                            help=f"{param.help} [{', '.join(m for m, _ in users)}]")
+    p.add_argument("--engine", choices=("pandas", "dask", "auto"), default="auto",
+                   help="where the sums are computed: pandas in this process, dask on a "
+                   "cluster (one task per file; central count, sum, mean, variance, "
+                   "histogram), or auto (default: dask for a folder larger than an eighth of "
+                   "memory when Dask is installed, else pandas)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="an existing Dask scheduler (tcp://host:8786); without it the dask "
+                   "engine starts a local cluster and closes it afterwards")
     p.add_argument("--simulate", type=int, metavar="SEED",
                    help="draw noise from a seeded generator: a simulation, NOT a release")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -115,10 +124,16 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _declared(data_path: str, column: str) -> Any:
-    """The column's declaration from the dataset's sidecar schema, if there is one."""
-    from dpstudio.data.schema import schema_for
+    """The column's declaration from the dataset's sidecar schema, if there is one (a
+    folder's or glob's: ``FOLDER.schema.json``, beside it)."""
+    from dpstudio.data.folders import folder_sidecar_path, is_multi_file
+    from dpstudio.data.schema import load_schema, schema_for
 
-    schema = schema_for(data_path)
+    if is_multi_file(data_path):
+        sidecar = folder_sidecar_path(data_path)
+        schema = load_schema(sidecar) if sidecar.is_file() else None
+    else:
+        schema = schema_for(data_path)
     return None if schema is None else schema.get(column)
 
 
@@ -160,8 +175,14 @@ def _run(args: argparse.Namespace) -> int:
         raise CliError("--export-records applies to local protocols (the records they send)")
     args.missing = _missing(args, trust)
     args.data = data_argument(args.data)  # sample:NAME → the bundled file, sidecar beside it
-    frame = load_table(args.data, header=args.header, columns=_columns_read(args))
-    for note in frame.attrs.get("load_notes", ()):  # for the analyst, never in the output
+    files, engine = _engine(args)
+    if engine == "dask":
+        frame = None
+    elif files is not None:  # a folder that fits: read into this process, file by file
+        frame = _folder_frame(files, args)
+    else:
+        frame = load_table(args.data, header=args.header, columns=_columns_read(args))
+    for note in getattr(frame, "attrs", {}).get("load_notes", ()):  # the analyst's only
         print(f"dpstudio: note: {note}", file=sys.stderr)
     declared = _declared(args.data, args.column)
     categories = None
@@ -173,14 +194,23 @@ def _run(args: argparse.Namespace) -> int:
               if getattr(args, "param_" + name) is not None}
     source = SimulationSource(args.simulate) if args.simulate is not None else SecureSource()
     context = _Context(args, frame, declared, bounds, categories, params, source, notes)
-    if info.kind == "model":
-        analysis, values = _model(context)
-        notes = []  # a model states its own relation and imputation
+    execution: dict[str, Any] = {"engine": "pandas"}
+    if engine == "dask":
+        if info.kind == "model":
+            raise CliError("the dask engine runs central-model count, sum, mean, variance "
+                           "and histogram for now; use --engine pandas for a model")
+        result, execution = _run_dask(_analysis(context, trust), files, declared, source,
+                                      notes, args)
     else:
-        analysis = _analysis(context, trust)
-        values = context.values(analysis.reads_labels)
-    result = run_analysis(analysis, values, source, notes=notes)
+        if info.kind == "model":
+            analysis, values = _model(context)
+            notes = []  # a model states its own relation and imputation
+        else:
+            analysis = _analysis(context, trust)
+            values = context.values(analysis.reads_labels)
+        result = run_analysis(analysis, values, source, notes=notes)
     out = result.to_dict(analyst=True)
+    out["execution"] = execution
     if args.export_records:
         _write_records(args.export_records, result.records())
         out["records_file"] = args.export_records
@@ -194,8 +224,68 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(out, indent=2, allow_nan=False, default=_json_default))
     else:
+        print(f"  engine       {_engine_text(execution)}")
         print(f"  ledger       {LEDGER_NOTE}")
     return EXIT_OK
+
+
+def _engine(args: argparse.Namespace) -> tuple[Any, str]:
+    """The dataset's files (None for one file) and the engine that runs the query."""
+    from dpstudio.data.folders import is_multi_file, open_files
+    from dpstudio.execution.engines import choose_engine, require_dask
+
+    if args.scheduler and args.engine == "pandas":
+        raise CliError("--scheduler names a Dask cluster: it goes with --engine dask (or auto)")
+    files = open_files(args.data, header=args.header) if is_multi_file(args.data) else None
+    if args.engine == "dask" or args.scheduler:
+        require_dask()
+        engine = "dask"
+    elif files is None:
+        engine = "pandas"  # one file is one partition: nothing to spread
+    else:
+        engine = choose_engine(args.engine, files.total_bytes)
+    if engine == "dask" and files is None:  # one file: one partition
+        from pathlib import Path
+
+        from dpstudio.data.folders import FileDataset
+        from dpstudio.data.loading import load_table
+
+        p = Path(args.data)
+        if not p.is_file():
+            load_table(p)  # the loader's one-line message (not found, a folder, …)
+        fmt = "parquet" if p.suffix.lower() in (".parquet", ".pq") else "csv"
+        files = FileDataset(str(p), (p,), fmt, (), {}, p.stat().st_size)
+    return files, engine
+
+
+def _folder_frame(files: Any, args: argparse.Namespace) -> Any:
+    """The columns a query reads from every file of a folder, in one frame (pandas)."""
+    import pandas as pd
+
+    from dpstudio.data.loading import load_table
+
+    frames = [load_table(f, header=args.header, columns=_columns_read(args))
+              for f in files.files]
+    return pd.concat(frames, ignore_index=True)
+
+
+def _run_dask(analysis: Any, files: Any, declared: Any, source: Any, notes: list[str],
+              args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    """The analysis's sums on Dask, one task per file; the noise drawn here, once."""
+    from dpstudio.execution.run import run_on_files
+
+    run = run_on_files(analysis, files, source, scheduler=args.scheduler, declared=declared,
+                       header=args.header, seed=args.simulate, notes=notes)
+    return run.result, run.execution
+
+
+def _engine_text(execution: dict[str, Any]) -> str:
+    if execution.get("engine") != "dask":
+        return "pandas (in this process)"
+    where = ("a local cluster" if execution.get("scheduler") == "local"
+             else f"the cluster at {execution.get('scheduler')}")
+    return (f"dask on {where}: {execution.get('workers')} workers, "
+            f"{execution.get('threads')} threads, {execution.get('partitions')} files")
 
 
 def _columns_read(args: argparse.Namespace) -> list[str]:

@@ -54,11 +54,36 @@ def parser() -> argparse.ArgumentParser:
                        help="the spec's dataset looks like a version of a registered dataset "
                        "but holds other people: give it a budget of its own (spec key: "
                        "separate_budget)")
+    p.add_argument("--engine", choices=("pandas", "dask", "auto"),
+                   help="where the sums are computed (spec key: engine; default auto)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="an existing Dask scheduler, tcp://host:8786 (spec key: scheduler; "
+                   "default: a local cluster, closed afterwards)")
     return p
 
 
 def _fmt(x: Any) -> str:
     return f"{x:.6g}" if isinstance(x, float) and math.isfinite(x) else str(x)
+
+
+def _with_engine(spec: Any, args: argparse.Namespace) -> Any:
+    """The spec with the command line's --engine / --scheduler, which win over its keys."""
+    from dpstudio.project import SpecError
+
+    engine = args.engine or (spec.engine if not args.scheduler else "dask")
+    scheduler = args.scheduler or spec.scheduler
+    if scheduler and engine == "pandas":
+        raise SpecError("--scheduler names a Dask cluster: it goes with --engine dask (or auto)")
+    if engine == "dask":
+        from dpstudio.execution.engines import require_dask
+
+        require_dask()
+        # Until the project's release transaction sums on Dask (it reads one file in this
+        # process), say so rather than quietly release on pandas.
+        raise SpecError("dpstudio release does not run on the dask engine yet (a project "
+                        "release reads one file in this process); use engine = \"pandas\", "
+                        "or dpstudio query --engine dask for an uncharged answer")
+    return replace(spec, engine=engine, scheduler=scheduler)
 
 
 def run(argv: Sequence[str]) -> int:
@@ -71,6 +96,7 @@ def run(argv: Sequence[str]) -> int:
         if args.share_budget_with is not None or args.separate_budget:
             spec = replace(spec, share_budget_with=args.share_budget_with,
                            separate_budget=bool(args.separate_budget))
+        spec = _with_engine(spec, args)
         with Project.open(args.project) as project:
             record = project.release(spec, args.out)
             budget = project.budget(record.dataset_id)

@@ -20,6 +20,7 @@ from typing import Any
 from dpstudio import __version__
 from dpstudio.analysis.capabilities import Capability, capability
 from dpstudio.analysis.result import shape_of
+from dpstudio.data.folders import FILES_ALGORITHM
 from dpstudio.engine.queries import QuerySpec
 from dpstudio.engine.registry import REGISTRY
 from dpstudio.export.manifest import (
@@ -90,6 +91,12 @@ class BundleInput:
     #: (:func:`~dpstudio.export.report_analyst.measure_clamping`) for the analyst's copy
     #: of the report; never in a published file.
     analyst: AnalystFigures | None = None
+    #: Where the sums were computed (:meth:`dpstudio.execution.engines.Cluster.describe`:
+    #: engine, scheduler, workers, threads, memory, partitions); None: pandas, in process.
+    execution: dict[str, Any] | None = None
+    #: A dataset of many files: each file's name, size, mtime and SHA-256 as the release
+    #: read it (:class:`dpstudio.data.folders.FileEntry`); None for one file.
+    dataset_files: list[dict[str, Any]] | None = None
 
     @property
     def shape(self) -> str:
@@ -165,8 +172,12 @@ def _manifest(inp: BundleInput, files: list[RenderedFile]) -> dict[str, Any]:
         "release": {"id": inp.release_id, "uid": inp.uid, "created_at": inp.created_at},
         "engine": {"name": "dpstudio", "version": __version__},
         "dataset": {"name": inp.dataset_name, "fingerprint": inp.fingerprint,
-                    "fingerprint_algorithm": "sha256", "schema": inp.schema,
-                    "declared": _declared_domain(spec, pub)},
+                    "fingerprint_algorithm": "sha256" if inp.dataset_files is None
+                    else FILES_ALGORITHM, "schema": inp.schema,
+                    "declared": _declared_domain(spec, pub),
+                    **({"files": inp.dataset_files} if inp.dataset_files is not None
+                       else {})},
+        "execution": dict(inp.execution) if inp.execution else {"engine": "pandas"},
         "trust_model": inp.trust_model,
         "query": {"statistic": spec.query, "column": spec.column,
                   "quantile": spec.quantile, "relation": spec.relation,

@@ -32,6 +32,9 @@ Example (every key but ``schema_version``, ``dataset``, ``column``, ``query``,
     # features = ["a", "b"]         # query = "logistic_regression" (mechanism
     #                               # "dp_erm_logistic"): column is the label, features
     #                               # numeric columns with declared bounds; relation "replace"
+    # engine = "dask"               # where the sums are computed: "pandas", "dask" or
+    #                               # "auto" (default; see dpstudio.execution.engines)
+    # scheduler = "tcp://host:8786" # the Dask cluster (default: a local one, closed after)
 
     [params]                        # further mechanism parameters
     # calibration = "analytic"
@@ -81,6 +84,8 @@ _TOP = ("schema_version", "dataset", "fingerprint", "column", "query", "bounds",
         "missing", "impute", "header")
 #: Whose budget a new file spends (see :meth:`Project._identify <dpstudio.project.Project>`).
 _TOP += ("share_budget_with", "separate_budget")
+#: Where the sums are computed (:mod:`dpstudio.execution`); not part of what is released.
+_TOP += ("engine", "scheduler")
 _TABLES = ("params", "budget")
 _REQUIRED = ("dataset", "column", "query", "mechanism", "epsilon")
 #: Queries that fit a model on ``features`` (``column`` is the label).
@@ -116,6 +121,10 @@ class ReleaseSpec:
     separate_budget: bool = False
     #: ``header = false``: the dataset's first line is data (columns named "1", "2", …).
     header: bool = True
+    #: ``pandas``, ``dask`` or ``auto``: where the release's sums are computed.
+    engine: str = "auto"
+    #: A Dask scheduler's address (``tcp://host:8786``); None starts a local cluster.
+    scheduler: str | None = None
 
 
 def _where(source: str) -> str:
@@ -286,6 +295,7 @@ def parse_spec(data: dict[str, Any], source: str = "", base: Path | None = None)
     if separate and share is not None:
         raise SpecError(f"{where}share_budget_with and separate_budget = true contradict each "
                         "other: choose one")
+    engine, scheduler = _engine(data, where)
     b_eps = _number(budget, "epsilon", f"{where}[budget] ")
     b_delta = _number(budget, "delta", f"{where}[budget] ")
     return ReleaseSpec(
@@ -296,8 +306,23 @@ def parse_spec(data: dict[str, Any], source: str = "", base: Path | None = None)
         fingerprint=fingerprint, accountant=_string(data, "accountant", where, "basic"),
         name=_string(data, "name", where), source=source, trust_model=trust_model,
         features=features, share_budget_with=share, separate_budget=separate,
-        header=_bool(data, "header", where, True),
+        header=_bool(data, "header", where, True), engine=engine, scheduler=scheduler,
     )
+
+
+def _engine(data: dict, where: str) -> tuple[str, str | None]:
+    """The spec's ``engine`` and ``scheduler``, checked (one sentence each)."""
+    from dpstudio.execution.engines import ENGINES
+
+    engine = _string(data, "engine", where, "auto")
+    if engine not in ENGINES:
+        raise SpecError(f"{where}engine must be {', '.join(ENGINES[:-1])} or {ENGINES[-1]}, "
+                        f"got {engine!r}")
+    scheduler = _string(data, "scheduler", where)
+    if scheduler is not None and engine == "pandas":
+        raise SpecError(f"{where}scheduler names a Dask cluster: it goes with engine = "
+                        "\"dask\" (or \"auto\")")
+    return engine, scheduler
 
 
 def _implied_epsilon(data: dict, params: dict, where: str) -> float | None:
@@ -399,6 +424,8 @@ def spec_text(spec: ReleaseSpec) -> str:
         ("share_budget_with", spec.share_budget_with),
         ("separate_budget", True if spec.separate_budget else None),
         ("header", None if spec.header else False),
+        ("engine", None if spec.engine == "auto" else spec.engine),
+        ("scheduler", spec.scheduler),
     ]
     for key, value in fields:
         if value is not None:

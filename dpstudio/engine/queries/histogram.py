@@ -53,17 +53,26 @@ def _histogram_parts(values, spec: QuerySpec):
         cells = np.clip(np.searchsorted(edges, col.values, side="right") - 1, 0,
                         len(labels) - 1)
         counts = np.bincount(cells, minlength=len(labels)).astype(np.int64)
+    return counts, _histogram_noise(spec), labels, clamped
+
+
+def _histogram_noise(spec: QuerySpec):
+    """The calibrated integer noise of every cell, from the spec alone."""
     fam = _family(spec)
     # One record changes one cell by 1 (add/remove) or two cells by 1 each (replace).
     coords = 2 if spec.relation == "replace" else 1
     # Counts are integers: the grid never coarsens past 1 here (no rounding of counts).
     grid = min(1.0, fam.grid(1.0, spec.epsilon, spec.delta, coords))
-    noise = fam.calibrate(int(round(1.0 / grid)), grid, spec.epsilon, spec.delta, coords)
-    return counts, noise, labels, clamped
+    return fam.calibrate(int(round(1.0 / grid)), grid, spec.epsilon, spec.delta, coords)
 
 
 def _histogram(values, spec, source):
     counts, noise, labels, clamped = _histogram_parts(values, spec)
+    return _histogram_release(counts, noise, labels, clamped, spec, source)
+
+
+def _histogram_release(counts, noise, labels, clamped, spec, source):
+    """Noise drawn once over exact integer cell counts (however they were counted)."""
     noisy = (counts * noise.sensitivity + noise.sample(counts.size, source)) * noise.grid
     h = noise.half_width(spec.confidence)
     return Release(

@@ -54,6 +54,16 @@ def _missing_notes(spec: QuerySpec, plan: _Plan) -> tuple[dict[str, Any], list[s
 def _numeric_release(values: np.ndarray, spec: QuerySpec, source: Source) -> Release:
     plan = _plan(values, spec)
     noisy, noises = _noisy_sums(plan, _family(spec), spec, source, 1)
+    return _release_from_noisy(plan, noisy, noises, spec)
+
+
+def _release_from_noisy(plan: _Plan, noisy: dict[str, np.ndarray],
+                        noises: dict[str, Any], spec: QuerySpec) -> Release:
+    """The release of one draw of the plan's noisy sums: value, interval, notes.
+
+    Shared by the in-process path and a plan whose exact sums were added up partition by
+    partition elsewhere (:mod:`~dpstudio.engine.queries.partial`).
+    """
     value = float(plan.post(noisy)[0])
     got = {name: float(v[0]) for name, v in noisy.items()}
     # Union bound: each noisy sum's interval at 1 − β/k holds jointly with 1 − β.

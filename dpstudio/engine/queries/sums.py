@@ -143,22 +143,36 @@ def _noisy_sums(plan: _Plan, family: NoiseFamily, spec: QuerySpec, source: Sourc
     Each draw rounds the records to the grid afresh (:func:`_rounded_sums`), so repeated
     draws have exactly the release's distribution.
     """
-    eps, dlt = spec.epsilon / len(plan.sums), spec.delta / len(plan.sums)
     values, noises = {}, {}
     for part in plan.sums:
-        sens = sum_sensitivity(part.lo, part.hi, spec.relation, spec.missing)
-        if sens == 0:
-            raise QueryError("the declared bounds give this statistic zero sensitivity")
-        grid = family.grid(sens, eps, dlt)
-        lo_s, hi_s = math.floor(part.lo / grid), math.ceil(part.hi / grid)
-        if part.values.size and (abs(lo_s) + abs(hi_s)) * part.values.size >= 2**62:
-            raise QueryError("too many records for an exact integer sum at this precision")
-        sums, lo_s, hi_s = _rounded_sums(part.values, part.lo, part.hi, grid, source, size)
-        noise = family.calibrate(_step_sensitivity(lo_s, hi_s, spec.relation, spec.missing),
-                                 grid, eps, dlt)
+        grid, noise = _sum_noise(part.lo, part.hi, len(plan.sums), family, spec)
+        _check_exact(part.lo, part.hi, grid, part.values.size)
+        sums, _, _ = _rounded_sums(part.values, part.lo, part.hi, grid, source, size)
         values[part.name] = (sums + noise.sample(size, source)) * grid
         noises[part.name] = noise
     return values, noises
+
+
+def _sum_noise(lo: float, hi: float, parts: int, family: NoiseFamily, spec: QuerySpec
+               ) -> tuple[float, IntegerNoise]:
+    """The grid of one bounded sum in [lo, hi] and its calibrated integer noise, from the
+    spec alone (the budget split evenly over ``parts`` sums: basic composition)."""
+    eps, dlt = spec.epsilon / parts, spec.delta / parts
+    sens = sum_sensitivity(lo, hi, spec.relation, spec.missing)
+    if sens == 0:
+        raise QueryError("the declared bounds give this statistic zero sensitivity")
+    grid = family.grid(sens, eps, dlt)
+    lo_s, hi_s = math.floor(lo / grid), math.ceil(hi / grid)
+    noise = family.calibrate(_step_sensitivity(lo_s, hi_s, spec.relation, spec.missing),
+                             grid, eps, dlt)
+    return grid, noise
+
+
+def _check_exact(lo: float, hi: float, grid: float, records: int) -> None:
+    """Refuse a sum whose integer steps (with noise) could leave int64."""
+    lo_s, hi_s = math.floor(lo / grid), math.ceil(hi / grid)
+    if records and (abs(lo_s) + abs(hi_s)) * records >= 2**62:
+        raise QueryError("too many records for an exact integer sum at this precision")
 
 
 def _family(spec: QuerySpec) -> NoiseFamily:
@@ -205,23 +219,34 @@ def _plan(values: np.ndarray, spec: QuerySpec) -> _Plan:
     sums = [_Sum(name, data[name](), a, b) for name, a, b, _ in declared]
     rows = col.values.size if spec.n_public() else None
     sens = next(s for name, _, _, s in declared if name == "sum")
-    extra = {"clamped": col.clamped, "sensitivity": sens, "lo": lo, "hi": hi, "rows": rows,
-             "missing": col.missing, "non_finite": col.non_finite}
+    return _Plan(sums, _post(spec, rows), clamped=col.clamped, sensitivity=sens, lo=lo,
+                 hi=hi, rows=rows, missing=col.missing, non_finite=col.non_finite)
+
+
+def _post(spec: QuerySpec, rows: int | None
+          ) -> Callable[[dict[str, np.ndarray]], np.ndarray]:
+    """How a sum, mean or variance is computed from its noisy sums (vectorized).
+
+    From the spec and the public number of rows alone (None when it is private), so a
+    plan whose sums were added up elsewhere (partition by partition) post-processes the
+    same way.
+    """
+    lo, hi = check_bounds(spec.bounds)
 
     def count(d):
         return float(rows) if rows is not None else np.maximum(d["count"], 1.0)
 
     if spec.query == "sum":
-        return _Plan(sums, lambda d: d["sum"], **extra)
+        return lambda d: d["sum"]
     if spec.query == "mean":
-        return _Plan(sums, lambda d: np.clip(d["sum"] / count(d), lo, hi), **extra)
+        return lambda d: np.clip(d["sum"] / count(d), lo, hi)
     cap = (hi - lo) ** 2 / 4.0  # the largest variance of values in [lo, hi]
 
     def variance(d):
         c = count(d)
         return np.clip(d["sum of squares"] / c - (d["sum"] / c) ** 2, 0.0, cap)
 
-    return _Plan(sums, variance, **extra)
+    return variance
 
 
 def delta_method_variance(query: str, sums: dict[str, float], variances: dict[str, float]

@@ -1,0 +1,325 @@
+"""A query's bounded sums added up where the data is, and its noise drawn once from them.
+
+An execution engine that holds the data in partitions (files, row groups, a cluster's
+workers) runs :func:`partial_sums` on each: it clamps to the declared bounds, snaps to the
+mechanism's grid with the unbiased randomized rounding (bits from the source the *caller
+of that partition* gives it: the OS CSPRNG for a release) and returns a :class:`Partial`,
+exact integers only. :func:`add_partials` adds them (exact integers, any order), and
+:func:`release_partials` draws the noise once, from the OS CSPRNG, with the same samplers
+and the same post-processing as :func:`~dpstudio.engine.queries.run.release`.
+
+The grid and the noise follow from the spec alone, so every partition snaps to the same
+grid without being told anything but the spec. Counts, sums, means, variances and
+histograms (central model); quantiles are not built from sums and are not here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from dpstudio.engine.errors import QueryError
+from dpstudio.engine.queries.columns import category_counts, present_mask
+from dpstudio.engine.queries.histogram import (
+    _histogram_noise,
+    _histogram_release,
+    histogram_bins,
+)
+from dpstudio.engine.queries.numeric import _release_from_noisy
+from dpstudio.engine.queries.result import Release
+from dpstudio.engine.queries.spec import QuerySpec, check_bounds, noisy_statistics
+from dpstudio.engine.queries.sums import (
+    _check_exact,
+    _family,
+    _ones,
+    _Plan,
+    _plan,
+    _post,
+    _rounded_sums,
+    _Sum,
+    _sum_noise,
+)
+from dpstudio.engine.rng import Source, require_secure
+
+__all__ = ["PARTIAL_QUERIES", "Partial", "add_partials", "partial_sums", "release_partials",
+           "run_partials"]
+
+#: The queries a partitioned engine answers from :class:`Partial` aggregates.
+PARTIAL_QUERIES = ("count", "sum", "mean", "variance", "histogram")
+
+
+@dataclass(frozen=True)
+class Partial:
+    """The exact integer aggregates of one partition (or of several, added).
+
+    Only integers: nothing here is a record's value. ``sums`` and ``cells`` are what the
+    noise is added to; the rest are counts the release needs (``rows``: values that
+    entered the sums, public when imputing under replace) or keeps for the analyst only.
+
+    Attributes
+    ----------
+    sums : tuple of (str, int)
+        Each bounded sum, by name, in grid steps (count, sum, mean, variance).
+    cells : tuple of int
+        The histogram's exact counts per declared cell.
+    size : int
+        Rows read.
+    rows : int
+        Values that entered the sums (present, or imputed).
+    clamped : int
+        Analyst only: values outside the declared bounds or categories.
+    missing : int
+        Analyst only: missing values (empty, NaN, ±inf).
+    non_finite : int
+        Analyst only: of which ±inf.
+    """
+
+    sums: tuple[tuple[str, int], ...] = ()
+    cells: tuple[int, ...] = ()
+    size: int = 0
+    rows: int = 0
+    clamped: int = 0
+    missing: int = 0
+    non_finite: int = 0
+
+    def integers(self) -> list[int]:
+        """Every number this aggregate holds, flattened (to check that all are integers).
+
+        Returns
+        -------
+        list of int
+        """
+        out = [v for _, v in self.sums] + list(self.cells)
+        return out + [getattr(self, f.name) for f in fields(self)
+                      if f.name not in ("sums", "cells")]
+
+
+def partial_sums(values: np.ndarray, spec: QuerySpec, source: Source) -> Partial:
+    """One partition's exact integer aggregates of ``spec`` on its ``values``.
+
+    Values are clamped to the declared bounds and snapped to the grid with randomized
+    rounding drawn from ``source``: give each partition its own source (for a release, a
+    fresh :class:`~dpstudio.engine.rng.SecureSource` made where the partition is read),
+    never a shared seed. An empty partition, or one with nothing but missing values, is
+    all zeros; the release says the column is empty when the total is.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        The partition's column, as for :func:`~dpstudio.engine.queries.run.run_query`.
+    spec : QuerySpec
+        A count, sum, mean, variance or histogram (see :data:`PARTIAL_QUERIES`).
+    source : Source
+        The randomized rounding's bits.
+
+    Returns
+    -------
+    Partial
+        Exact integers only.
+
+    Raises
+    ------
+    QueryError, ParameterError
+        An invalid spec, a query not built from sums, a column that cannot answer it.
+    """
+    spec = _checked(spec)
+    v = np.asarray(values).reshape(-1)
+    if spec.query == "histogram":
+        return _histogram_partial(v, spec)
+    if spec.query == "count":
+        present = int(np.count_nonzero(present_mask(v)))
+        parts = [_Sum("count", _ones(present), 0.0, 1.0)]
+        return _summed(parts, spec, source, size=v.size, rows=present,
+                       missing=v.size - present)
+    try:
+        x = v.astype(np.float64, copy=False)
+    except (TypeError, ValueError):
+        raise QueryError(f"a {spec.query} needs a numeric column") from None
+    finite = np.isfinite(x)
+    if x.size == 0 or (spec.impute_value() is None and not finite.any()):
+        return Partial(size=x.size, missing=x.size - int(np.count_nonzero(finite)),
+                       non_finite=int(np.count_nonzero(np.isinf(x))),
+                       sums=tuple((name, 0) for name, *_ in noisy_statistics(spec)))
+    plan = _plan(x, spec)
+    return _summed(plan.sums, spec, source, size=x.size, rows=plan.sums[0].values.size,
+                   clamped=plan.clamped, missing=plan.missing, non_finite=plan.non_finite)
+
+
+def add_partials(parts: list[Partial]) -> Partial:
+    """The exact sum of partitions' aggregates (Python integers: no overflow, any order).
+
+    Parameters
+    ----------
+    parts : list of Partial
+        One per partition, of one query.
+
+    Returns
+    -------
+    Partial
+
+    Raises
+    ------
+    QueryError
+        If the partitions disagree on the sums or cells they hold.
+    """
+    if not parts:
+        return Partial()
+    names = [name for name, _ in parts[0].sums]
+    width = len(parts[0].cells)
+    if any([n for n, _ in p.sums] != names or len(p.cells) != width for p in parts):
+        raise QueryError("the partitions' aggregates do not belong to one query")
+    sums = tuple((name, sum(int(p.sums[i][1]) for p in parts)) for i, name in enumerate(names))
+    cells = tuple(sum(int(p.cells[i]) for p in parts) for i in range(width))
+    counts = {f.name: sum(int(getattr(p, f.name)) for p in parts) for f in fields(Partial)
+              if f.name not in ("sums", "cells")}
+    return Partial(sums=sums, cells=cells, **counts)
+
+
+def run_partials(total: Partial, spec: QuerySpec, source: Source) -> Release:
+    """Answer ``spec`` from the added aggregates: the noise drawn once, from ``source``.
+
+    The same noise, post-processing, interval and notes as
+    :func:`~dpstudio.engine.queries.run.run_query` gives on the whole column. Use
+    :func:`release_partials` for a release.
+
+    Parameters
+    ----------
+    total : Partial
+        :func:`add_partials` of every partition.
+    spec : QuerySpec
+        The query the partitions summed.
+    source : Source
+        The noise's random source (secure, or seeded for a simulation).
+
+    Returns
+    -------
+    Release
+
+    Raises
+    ------
+    QueryError
+        An empty column, one with no finite values, or a sum too large to be exact.
+    """
+    spec = _checked(spec)
+    if total.size == 0:
+        raise QueryError("the column is empty")
+    if spec.query == "histogram":
+        labels, edges = histogram_bins(spec)
+        if edges is not None and total.rows == 0:
+            raise QueryError("the column has no finite values (all missing, NaN or infinite)")
+        out = _histogram_release(np.asarray(total.cells, dtype=np.int64),
+                                 _histogram_noise(spec), labels, total.clamped, spec, source)
+        out.missing_count, out.non_finite_count = total.missing, total.non_finite
+    else:
+        if spec.query != "count" and total.rows == 0:
+            raise QueryError("the column has no finite values (all missing, NaN or infinite)")
+        out = _release_from_noisy(*_noisy_totals(total, spec, source), spec)
+    if not out.missing:
+        out.missing = {"treatment": spec.missing}
+    out.simulated = not source.is_secure
+    out.source = source.label
+    out.column = spec.column
+    return out
+
+
+def release_partials(total: Partial, spec: QuerySpec, source: Source) -> Release:
+    """A real release from partitions' aggregates: :func:`run_partials` with the OS CSPRNG.
+
+    Parameters
+    ----------
+    total : Partial
+        :func:`add_partials` of every partition.
+    spec : QuerySpec
+        The query.
+    source : Source
+        Must be :class:`~dpstudio.engine.rng.SecureSource`.
+
+    Returns
+    -------
+    Release
+
+    Raises
+    ------
+    InsecureSourceError
+        If ``source`` is a seeded one.
+    QueryError
+        As :func:`run_partials`.
+    """
+    return run_partials(total, spec, require_secure(source))
+
+
+# ------------------------------------------------------------------------------ helpers
+
+
+def _checked(spec: QuerySpec) -> QuerySpec:
+    spec = spec.validated()
+    if spec.query not in PARTIAL_QUERIES:
+        raise QueryError(f"a {spec.query} is not built from sums: it runs in one process "
+                         f"(partitioned queries: {', '.join(PARTIAL_QUERIES)})")
+    return spec
+
+
+def _summed(parts: list[_Sum], spec: QuerySpec, source: Source, **counts: int) -> Partial:
+    """Each bounded sum snapped to its grid (the spec's alone) and added, in steps."""
+    family = _family(spec)
+    sums = []
+    for part in parts:
+        grid, _ = _sum_noise(part.lo, part.hi, len(parts), family, spec)
+        _check_exact(part.lo, part.hi, grid, part.values.size)
+        steps, _, _ = _rounded_sums(part.values, part.lo, part.hi, grid, source, 1)
+        sums.append((part.name, int(steps[0])))
+    return Partial(sums=tuple(sums), **counts)
+
+
+def _histogram_partial(v: np.ndarray, spec: QuerySpec) -> Partial:
+    """Exact cell counts of one partition (no randomness: counts are on the grid)."""
+    labels, edges = histogram_bins(spec)
+    if v.size == 0:
+        return Partial(cells=(0,) * len(labels))
+    if edges is None:
+        counts, undeclared, missing = category_counts(v, labels)
+        infinite = int(np.count_nonzero(np.isinf(v))) if v.dtype.kind in "fc" else 0
+        return Partial(cells=tuple(int(c) for c in counts), size=v.size,
+                       rows=int(counts.sum()), clamped=undeclared, missing=missing,
+                       non_finite=infinite)
+    try:
+        x = v.astype(np.float64, copy=False)
+    except (TypeError, ValueError):
+        raise QueryError("a histogram needs a numeric column") from None
+    lo, hi = check_bounds(spec.bounds)
+    present = x[np.isfinite(x)]
+    cells = np.clip(np.searchsorted(edges, present, side="right") - 1, 0, len(labels) - 1)
+    counts = np.bincount(cells, minlength=len(labels))
+    return Partial(cells=tuple(int(c) for c in counts), size=x.size, rows=present.size,
+                   clamped=int(np.count_nonzero((present < lo) | (present > hi))),
+                   missing=x.size - present.size,
+                   non_finite=int(np.count_nonzero(np.isinf(x))))
+
+
+def _noisy_totals(total: Partial, spec: QuerySpec, source: Source
+                  ) -> tuple[_Plan, dict[str, np.ndarray], dict]:
+    """The plan of the whole column (its sums already added) and one noisy draw of each."""
+    declared = noisy_statistics(spec)
+    family = _family(spec)
+    exact = dict(total.sums)
+    noisy, noises, sums = {}, {}, []
+    for name, lo, hi, _ in declared:
+        grid, noise = _sum_noise(lo, hi, len(declared), family, spec)
+        _check_exact(lo, hi, grid, total.rows)
+        # Drawn once, here: the partitions sent exact integers and no noise.
+        noisy[name] = (np.array([exact[name]], dtype=np.int64)
+                       + noise.sample(1, source)) * grid
+        noises[name] = noise
+        sums.append(_Sum(name, np.zeros(0), lo, hi))
+    sens = declared[0][3] if spec.query == "count" else next(
+        s for name, _, _, s in declared if name == "sum")
+    if spec.query == "count":
+        plan = _Plan(sums, lambda d: d["count"], 0, sens, missing=total.missing)
+    else:
+        lo, hi = check_bounds(spec.bounds)
+        rows = total.rows if spec.n_public() else None
+        plan = _Plan(sums, _post(spec, rows), total.clamped, sens, lo=lo, hi=hi, rows=rows,
+                     missing=total.missing, non_finite=total.non_finite)
+    return plan, noisy, noises
+
