@@ -27,6 +27,7 @@ __all__ = ["COMMANDS", "main"]
 # Command name → module in dpstudio.commands with parser() and run(argv).
 COMMANDS = {
     "query": "query",
+    "train": "train",
     "compare": "compare",
     "mechanisms": "mechanisms",
     "account": "account",

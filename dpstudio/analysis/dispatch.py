@@ -191,7 +191,16 @@ def _cached_plan(protocol: _SumProtocol, key: tuple) -> Any:
 
 
 def _model(a: AnalysisSpec, model: Any, source: Source, notes: list[str]) -> AnalysisResult:
-    """DP logistic regression: ``query.column`` is the label, ``features`` the features."""
+    """A model: ``query.column`` is the label, ``features`` the features.
+
+    A training run (``a.training``: any model and method, a held-out split, metrics) goes
+    to :func:`~dpstudio.analysis.training.run_training`; otherwise the release of DP
+    logistic regression by output perturbation.
+    """
+    if a.training is not None:
+        from dpstudio.analysis.training import run_training
+
+        return run_training(a, model, source, notes)
     from dpstudio.engine.learning import release_logistic, simulate_logistic
 
     q = a.query

@@ -16,10 +16,59 @@ from typing import Any
 from dpstudio.engine.queries import QuerySpec
 from dpstudio.engine.registry import REGISTRY, MechanismInfo
 
-__all__ = ["MODEL_QUERIES", "AnalysisSpec", "describe"]
+__all__ = ["MODEL_QUERIES", "TRAIN_QUERY", "AnalysisSpec", "Training", "describe"]
 
-#: Queries that fit a model on declared features (the spec's column is the label).
+#: Queries that fit a model on declared features (the spec's column is the label) and that
+#: a project releases.
 MODEL_QUERIES = ("logistic_regression",)
+
+#: The query of a training run (:class:`Training`): any model, method and held-out split.
+TRAIN_QUERY = "train"
+
+
+@dataclass(frozen=True)
+class Training:
+    """What a training run adds to a model analysis (``query.query == "train"``).
+
+    Attributes
+    ----------
+    model : str
+        ``"logistic"``, ``"linear"`` (ridge regression) or ``"mlp"`` (one hidden layer).
+    method : str
+        ``"nonprivate"``, ``"output"`` or ``"objective"`` (perturbation) or ``"dpsgd"``.
+    hidden : int
+        The MLP's width.
+    test_fraction : float
+        Share of the rows held out for the metrics, in (0, 1).
+    split_seed : int
+        Seed of the held-out split (a public choice of rows, not noise).
+    audit : int
+        Trainings per neighbouring dataset of a membership audit; 0 for none.
+    label_bounds : (float, float), optional
+        A regression label's declared bounds (filled by resolution from the schema).
+    feature_categories : mapping, optional
+        Categorical features' declared categories (one indicator column each; filled by
+        resolution).
+    fed_variant : str
+        ``"none"`` for centralized training; otherwise federated averaging under
+        ``"local"``, ``"secagg"``, ``"cape"`` or ``"shuffle"`` (with ``federated``).
+    federated : mapping, optional
+        Federated runs: ``sites_by`` (a column) or ``sites`` and ``imbalance`` (a random,
+        label-skewed split), ``rounds``, ``local_steps``, ``fraction``; None when
+        centralized.
+    """
+
+    model: str = "logistic"
+    method: str = "output"
+    hidden: int = 16
+    test_fraction: float = 0.25
+    split_seed: int = 0
+    audit: int = 0
+    label_bounds: tuple[float, float] | None = None
+    feature_categories: Mapping[str, tuple[str, ...]] | None = field(default=None,
+                                                                     compare=False)
+    fed_variant: str = "none"
+    federated: Mapping[str, Any] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -42,6 +91,8 @@ class AnalysisSpec:
         Models: the feature columns (``query.column`` is the label).
     feature_bounds : mapping, optional
         Models: each feature's declared bounds (filled by resolution, never read off data).
+    training : Training, optional
+        A training run's model, method, split and audit (``query.query == "train"``).
     """
 
     trust_model: str
@@ -51,6 +102,7 @@ class AnalysisSpec:
     features: tuple[str, ...] | None = None
     feature_bounds: Mapping[str, tuple[float, float]] | None = field(default=None,
                                                                     compare=False)
+    training: Training | None = None
 
     @property
     def info(self) -> MechanismInfo:
@@ -60,7 +112,8 @@ class AnalysisSpec:
     @property
     def is_model(self) -> bool:
         """Whether this analysis fits a model (rather than releasing a statistic)."""
-        return self.query.query in MODEL_QUERIES or self.features is not None
+        return (self.query.query in MODEL_QUERIES or self.features is not None
+                or self.training is not None)
 
     @property
     def kind(self) -> str:

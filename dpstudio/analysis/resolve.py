@@ -411,6 +411,10 @@ def resolve(analysis: AnalysisSpec, declared: Any) -> tuple[AnalysisSpec, list[s
     """
     from dpstudio.analysis.capabilities import require_release
 
+    if analysis.training is not None:  # a training run: its own declarations and checks
+        from dpstudio.analysis.training import resolve_training
+
+        return resolve_training(analysis, declared)
     require_release(analysis)
     if analysis.is_model:
         query, notes, bounds = resolve_model_query(analysis.query, analysis.features, declared)

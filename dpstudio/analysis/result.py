@@ -342,9 +342,12 @@ class AnalysisResult:
         Raises
         ------
         ValueError
-            For a simulation, or a kind of release not exported yet.
+            For a simulation, a training run, or a kind of release not exported yet.
         """
         a = self.analysis
+        if a.training is not None:
+            raise ValueError("a training run is not exported yet: its metrics are read off "
+                             "held-out rows without noise")
         if a.is_model:
             return model_public(self.engine, a.query.column, a.query.relation,
                                 self.source_label)

@@ -18,7 +18,7 @@ from typing import Protocol
 from dpstudio.engine import additive, selection
 from dpstudio.engine.distributed import secure_sum
 from dpstudio.engine.entry import MechanismInfo
-from dpstudio.engine.learning import erm
+from dpstudio.engine.learning import dpsgd, erm, objective_perturbation
 from dpstudio.engine.local import entries as local_entries
 from dpstudio.engine.shuffle import summation
 
@@ -29,6 +29,8 @@ BUILTIN_MODULES: tuple[ModuleType, ...] = (
     additive,
     selection,
     erm,
+    objective_perturbation,
+    dpsgd,
     local_entries,
     summation,
     secure_sum,

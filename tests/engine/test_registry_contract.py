@@ -56,6 +56,8 @@ def test_trust_models_come_from_the_one_table():
 DEPARTURES = {
     ("blanket", "epsilon"): {"high"},  # the blanket bound holds for ε ≤ 1 only
     ("dp_erm_logistic", "delta"): {"default", "low_open", "log_scale", "help"},  # δ = 0: Laplace
+    # δ = 0: Chaudhuri–Monteleoni–Sarwate's pure form
+    ("dp_objective_logistic", "delta"): {"default", "low_open", "log_scale", "help"},
 }
 
 

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -54,14 +55,19 @@ from dpstudio.engine.additive import fine_grid
 from dpstudio.engine.calibration import validate_delta, validate_epsilon
 from dpstudio.engine.checks import count, positive
 from dpstudio.engine.checks import sample_rate as _check_rate
+from dpstudio.engine.entry import DELTA, EPSILON, MechanismInfo, Param
 from dpstudio.engine.errors import ParameterError, QueryError
-from dpstudio.engine.learning.models import Model
 from dpstudio.engine.local.tally import simulation_generator
 from dpstudio.engine.rng import Source, require_secure
 from dpstudio.engine.sampling import discrete_gaussian
 from dpstudio.jobs import State, check
 
+if TYPE_CHECKING:  # the registry loads this module's entry: no scipy.optimize at startup
+    from dpstudio.engine.learning.models import Model
+
 __all__ = [
+    "ENTRIES",
+    "DPSGDTrainer",
     "DPSGDJob",
     "DPSGDPlan",
     "DPSGDResult",
@@ -507,3 +513,96 @@ def simulate_dpsgd(model: Model, X: np.ndarray, y: np.ndarray, plan: DPSGDPlan,
         As :func:`run`.
     """
     return run(DPSGDJob(model, X, y, plan, source, False, init_seed), state)
+
+
+# ---------------------------------------------------------------------------- registry
+
+@dataclass(frozen=True)
+class DPSGDTrainer:
+    """What ``REGISTRY.get("dp_sgd").build(...)`` returns: DP-SGD's settings.
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The target guarantee (δ > 0); the plan's ε is the accountant's for what runs.
+    lam : float
+        λ ≥ 0 of the regularizer (applied after the noise: it reads no data).
+    epochs : float
+        Passes over the data (T = ⌈epochs/q⌉ steps).
+    batch_rate : float
+        Poisson rate q.
+    clip : float
+        C, the per-example gradient norm bound.
+    learning_rate : float
+        η.
+    """
+
+    epsilon: float
+    delta: float
+    lam: float
+    epochs: float
+    batch_rate: float
+    clip: float
+    learning_rate: float
+
+    def calibrate(self, dimension: int, n: int | None = None) -> DPSGDPlan:
+        """:func:`plan_dpsgd` for a model of ``dimension`` parameters (σ from the target ε).
+
+        Parameters
+        ----------
+        dimension : int
+            d, the model's number of parameters.
+        n : int, optional
+            Unused: the plan depends on q, T, C and δ only (kept for the entries' common
+            ``calibrate(dimension, n)`` shape).
+
+        Returns
+        -------
+        DPSGDPlan
+        """
+        steps = steps_for_epochs(self.epochs, self.batch_rate)
+        return plan_dpsgd(dimension, self.batch_rate, steps, self.clip, self.delta,
+                          epsilon=self.epsilon, learning_rate=self.learning_rate)
+
+
+#: The registry entries of this module (registered by :mod:`dpstudio.engine.mechanisms`).
+ENTRIES = (
+    MechanismInfo(
+        name="dp_sgd",
+        label="DP-SGD (gradient perturbation)",
+        description="Trains by Poisson-sampled, clipped, noisy gradient steps; ε from "
+        "the PLD accountant.",
+        trust_models=("central",),
+        value_types=("numeric", "integer", "boolean"),
+        kind="model",
+        params=(
+            EPSILON,
+            DELTA,
+            Param("lambda", "float", 1e-4,
+                  "Regularization strength λ ≥ 0, applied after the noise (it reads "
+                  "no data).", low=0.0, high=100.0, label="λ"),
+            Param("epochs", "float", 5.0,
+                  "Passes over the data: T = ⌈epochs/q⌉ noisy steps; more steps cost "
+                  "more ε, so σ grows.", low=0.0, low_open=True, high=1000.0,
+                  log_scale=True, label="epochs"),
+            Param("batch_rate", "float", 0.05,
+                  "Poisson sampling rate q: each record joins a step's batch with "
+                  "probability q.", low=0.0, low_open=True, high=1.0, log_scale=True,
+                  label="q", shown_low=1e-4),
+            Param("clip", "float", 1.0,
+                  "Clipping norm C: each record's gradient is scaled to norm ≤ C.",
+                  low=0.0, low_open=True, high=100.0, log_scale=True, label="C"),
+            Param("learning_rate", "float", 0.5, "Learning rate η of each step.",
+                  low=0.0, low_open=True, high=100.0, log_scale=True, label="η"),
+        ),
+        factory=lambda epsilon=1.0, delta=1e-6, **kw: DPSGDTrainer(
+            epsilon, delta, kw.get("lambda", 1e-4), kw.get("epochs", 5.0),
+            kw.get("batch_rate", 0.05), kw.get("clip", 1.0),
+            kw.get("learning_rate", 0.5)),
+        needs_delta=True,
+        # No query of its own yet: ``dpstudio train`` and the analysis layer's training run
+        # name the entry by method; a project release of a training run comes later.
+        queries=(),
+        references=("Abadi et al. 2016", "Koskela, Jälkö & Honkela 2020"),
+    ),
+)

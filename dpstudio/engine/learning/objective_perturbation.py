@@ -37,13 +37,14 @@ point (inverse CDFs on 53-bit uniforms); the papers' proofs assume a continuous 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy.special import expit, gammaincinv, ndtri
 
 from dpstudio.engine.additive import IntegerNoise, fine_grid
 from dpstudio.engine.calibration import validate_delta, validate_epsilon
+from dpstudio.engine.entry import DELTA, EPSILON, MechanismInfo, Param
 from dpstudio.engine.errors import EngineError, ParameterError, QueryError
 from dpstudio.engine.learning.features import _validate_lambda
 from dpstudio.engine.learning.logistic import gradient_tolerance
@@ -51,6 +52,8 @@ from dpstudio.engine.learning.output_perturbation import snap
 from dpstudio.engine.rng import Source, require_secure
 
 __all__ = [
+    "ENTRIES",
+    "ObjectiveERM",
     "LOGISTIC_SMOOTHNESS",
     "ObjectivePerturbation",
     "ObjectiveRelease",
@@ -396,3 +399,103 @@ def simulate_objective_logistic(X: np.ndarray, y: np.ndarray, lam: float, epsilo
         As :func:`release_objective_logistic`.
     """
     return _run(X, y, lam, epsilon, delta, source, True)
+
+
+# ---------------------------------------------------------------------------- registry
+
+@dataclass(frozen=True)
+class ObjectiveERM:
+    """What ``REGISTRY.get("dp_objective_logistic").build(...)`` returns.
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The guarantee (δ = 0: CMS's pure form; δ > 0: KST's Gaussian form).
+    lam : float
+        Regularization strength λ > 0.
+    """
+
+    epsilon: float
+    delta: float
+    lam: float
+
+    def calibrate(self, dimension: int, n: int, loss: str = "logistic"
+                  ) -> ObjectivePerturbation:
+        """:func:`calibrate_objective_perturbation` with this entry's ε, δ and λ.
+
+        Parameters
+        ----------
+        dimension : int
+            p, the number of coefficients.
+        n : int
+            Number of records.
+        loss : str, optional
+            The model's loss (only ``"logistic"`` meets the conditions).
+
+        Returns
+        -------
+        ObjectivePerturbation
+        """
+        return calibrate_objective_perturbation(dimension, n, self.lam, self.epsilon,
+                                                self.delta, loss)
+
+    def release(self, X: np.ndarray, y: np.ndarray, source: Source) -> ObjectiveRelease:
+        """:func:`release_objective_logistic` with this entry's ε, δ and λ.
+
+        Parameters
+        ----------
+        X, y, source
+            As :func:`release_objective_logistic`.
+
+        Returns
+        -------
+        ObjectiveRelease
+        """
+        return release_objective_logistic(X, y, self.lam, self.epsilon, self.delta, source)
+
+    def simulate(self, X: np.ndarray, y: np.ndarray, source: Source) -> ObjectiveRelease:
+        """:func:`simulate_objective_logistic` with this entry's ε, δ and λ.
+
+        Parameters
+        ----------
+        X, y, source
+            As :func:`simulate_objective_logistic`.
+
+        Returns
+        -------
+        ObjectiveRelease
+        """
+        return simulate_objective_logistic(X, y, self.lam, self.epsilon, self.delta, source)
+
+
+#: The registry entries of this module (registered by :mod:`dpstudio.engine.mechanisms`).
+ENTRIES = (
+    MechanismInfo(
+        name="dp_objective_logistic",
+        label="DP logistic regression (objective perturbation)",
+        description="Adds a random linear term to the regularized logistic objective "
+        "and releases its minimizer.",
+        trust_models=("central",),
+        value_types=("numeric", "integer", "boolean"),
+        kind="model",
+        params=(
+            EPSILON,
+            # δ = 0 selects CMS's pure-ε form; δ > 0 KST's Gaussian form.
+            replace(DELTA, default=0.0, low_open=False, log_scale=False,
+                    help="0: Chaudhuri–Monteleoni–Sarwate, pure ε-DP; above 0: "
+                    "Kifer–Smith–Thakurta's Gaussian form, (ε, δ)-DP. Keep δ well "
+                    "below 1/n."),
+            Param("lambda", "float", 0.01,
+                  "Regularization strength λ: larger λ means less extra regularization "
+                  "and a smaller noise term, but a more shrunken model.",
+                  low=0.0, low_open=True, high=100.0, log_scale=True, label="λ"),
+        ),
+        factory=lambda epsilon=1.0, delta=0.0, **kw: ObjectiveERM(
+            epsilon, delta, kw.get("lambda", 0.01)),
+        # No query of its own yet: ``dpstudio train`` and the analysis layer's training run
+        # name the entry by method; a project release of a training run comes later.
+        queries=(),
+        references=("Chaudhuri, Monteleoni & Sarwate 2011",
+                    "Kifer, Smith & Thakurta 2012"),
+    ),
+)

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 import pytest
 from contract_central import AdditiveAdapter, ModelAdapter, SelectionAdapter
 from contract_common import Adapter, check_common_bad_input
+from contract_learning import DPSGDAdapter, ModelAdapters, ObjectiveAdapter
 from contract_local import LocalAdapter
 from contract_protocols import SecureSumAdapter, ShuffleSumAdapter
 
@@ -43,7 +44,11 @@ class MissingAdapter(LookupError):
 ADAPTERS: dict[tuple[str, str], Adapter] = {
     ("additive", "central"): AdditiveAdapter(),
     ("selection", "central"): SelectionAdapter(),
-    ("model", "central"): ModelAdapter(),
+    # Output perturbation, objective perturbation and DP-SGD calibrate different things:
+    # the object an entry builds picks its adapter.
+    ("model", "central"): ModelAdapters(LogisticERM=ModelAdapter(),
+                                        ObjectiveERM=ObjectiveAdapter(),
+                                        DPSGDTrainer=DPSGDAdapter()),
     ("randomizer", "local"): LocalAdapter(),
     ("randomizer", "shuffle"): ShuffleSumAdapter(),
     ("randomizer", "distributed"): SecureSumAdapter(),
