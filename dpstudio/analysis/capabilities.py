@@ -19,6 +19,7 @@ from dpstudio.analysis.request import MODEL_QUERIES, AnalysisSpec
 from dpstudio.analysis.resolve import randomizer_privacy
 from dpstudio.engine.errors import EngineError, QueryError
 from dpstudio.engine.queries import QuerySpec
+from dpstudio.engine.queries.partial import PARTIAL_QUERIES
 from dpstudio.engine.registry import REGISTRY
 from dpstudio.engine.trust_models import TRUST_MODELS, trust_model
 
@@ -27,6 +28,7 @@ __all__ = [
     "Capability",
     "capability",
     "mechanism_fits",
+    "partitioned",
     "releasable",
     "releasable_trust_models",
     "release_fill",
@@ -68,6 +70,9 @@ class Capability:
     relation_why : str
         Why its guarantee is stated under only these relations, as a clause (the
         application says it when a dataset is budgeted under another relation).
+    partitioned : tuple of str
+        Queries computed where the data is (a folder of files, a Dask cluster): each
+        partition returns exact integer partial sums and the noise is drawn once.
     """
 
     kind: str
@@ -79,6 +84,7 @@ class Capability:
     mechanism_kinds: tuple[str, ...] = ()
     options: tuple[str, ...] = ()
     relation_why: str = "its guarantee bounds changing one person's value"
+    partitioned: tuple[str, ...] = ()
 
     @property
     def chooses_relation(self) -> bool:
@@ -93,7 +99,7 @@ class Capability:
 CAPABILITIES: dict[str, Capability] = {c.kind: c for c in (
     Capability("central", "central model", _CENTRAL_QUERIES, _CENTRAL_QUERIES,
                _CENTRAL_QUERIES, ("add-remove", "replace"), ("additive", "selection"),
-               ("missing",)),
+               ("missing",), partitioned=PARTIAL_QUERIES),
     Capability("local", "local model", _LOCAL_QUERIES, _LOCAL_QUERIES, ("histogram", "mean"),
                ("replace",), ("randomizer",), ("records", "postprocess"),
                "ε-local DP bounds changing one person's value"),
@@ -130,6 +136,24 @@ def capability(kind: str) -> Capability:
         return CAPABILITIES[kind]
     tm = trust_model(kind)
     return Capability(tm.name, f"{tm.label.lower()} model")
+
+
+def partitioned(analysis: AnalysisSpec) -> bool:
+    """Whether ``analysis`` can be computed where the data is (folders, Dask).
+
+    Parameters
+    ----------
+    analysis : AnalysisSpec
+        The analysis.
+
+    Returns
+    -------
+    bool
+        True where its trust model's row lists the query as partitioned (models never).
+    """
+    if analysis.is_model:
+        return False
+    return analysis.query.query in capability(analysis.kind).partitioned
 
 
 def releasable_trust_models() -> tuple[str, ...]:

@@ -282,7 +282,9 @@ def _run_dask(analysis: Any, files: Any, declared: Any, source: Any, notes: list
 def _engine_text(execution: dict[str, Any]) -> str:
     if execution.get("engine") != "dask":
         return "pandas (in this process)"
-    where = ("a local cluster" if execution.get("scheduler") == "local"
+    from dpstudio.execution.engines import LOCAL_SCHEDULER
+
+    where = ("a local cluster" if execution.get("scheduler") == LOCAL_SCHEDULER
              else f"the cluster at {execution.get('scheduler')}")
     return (f"dask on {where}: {execution.get('workers')} workers, "
             f"{execution.get('threads')} threads, {execution.get('partitions')} files")

@@ -37,7 +37,10 @@ def parser() -> argparse.ArgumentParser:
         "--separate-budget. Spec format: see "
         "dpstudio.project.spec (schema_version = 1; dataset, column, query, mechanism, "
         "epsilon, …; trust_model = \"local\" for a local-model histogram or mean; query = "
-        "\"logistic_regression\" with features = [...] for a DP model).",
+        "\"logistic_regression\" with features = [...] for a DP model). The dataset may be a "
+        "folder or glob of Parquet or CSV files (a central count, sum, mean, variance, "
+        "histogram or quantile): each file is read and hashed once where it is, on Dask "
+        "with engine = \"dask\" or file by file here, and the manifest lists every file's SHA-256.",
     )
     p.add_argument("spec", metavar="SPEC.toml", help="release spec (TOML)")
     p.add_argument("--project", required=True, metavar="P.dpstudio",
@@ -77,12 +80,7 @@ def _with_engine(spec: Any, args: argparse.Namespace) -> Any:
     if engine == "dask":
         from dpstudio.execution.engines import require_dask
 
-        require_dask()
-        # Until the project's release transaction sums on Dask (it reads one file in this
-        # process), say so rather than quietly release on pandas.
-        raise SpecError("dpstudio release does not run on the dask engine yet (a project "
-                        "release reads one file in this process); use engine = \"pandas\", "
-                        "or dpstudio query --engine dask for an uncharged answer")
+        require_dask()  # one line now, before the project is opened and locked
     return replace(spec, engine=engine, scheduler=scheduler)
 
 

@@ -16,10 +16,13 @@ from typing import Any
 
 from dpstudio.data.errors import DataError, shorten
 
-__all__ = ["AUTO_MEMORY_FRACTION", "ENGINES", "Cluster", "ExecutionError", "choose_engine",
+__all__ = ["AUTO_MEMORY_FRACTION", "ENGINES", "LOCAL_SCHEDULER", "Cluster", "ExecutionError",
+           "choose_engine",
            "dask_available", "dask_cluster", "require_dask"]
 
 ENGINES = ("pandas", "dask", "auto")
+#: What the manifest's ``execution.scheduler`` says of a cluster started in-process.
+LOCAL_SCHEDULER = "local"
 #: ``auto`` runs on Dask above this share of physical memory in data files. The in-process
 #: path peaks near 3× the raw bytes of the columns it reads, and compressed Parquet grows
 #: 2–4× once decoded: an eighth keeps the pandas path under about all of memory at worst.
@@ -120,7 +123,7 @@ def dask_cluster(scheduler: str | None = None, *, processes: bool | None = None,
                                # Workers as processes talk over TCP: on this machine only.
                                **({"host": "127.0.0.1"} if processes else {}))
         client = Client(cluster, set_as_default=False)
-        shown = "local"
+        shown = LOCAL_SCHEDULER
     try:
         workers = client.scheduler_info().get("workers", {}).values()
         yield Cluster(client, shown, len(workers), sum(int(w.get("nthreads", 0)) for w in workers),

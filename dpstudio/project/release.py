@@ -64,7 +64,8 @@ from dpstudio.data.atomic import fsync_dir, write_durably
 from dpstudio.data.columns import require_column
 from dpstudio.data.dataset import open_dataset
 from dpstudio.data.fingerprint import ContentFingerprint, content_fingerprint, sha256_file
-from dpstudio.data.schema import Schema
+from dpstudio.data.folders import files_fingerprint, open_files
+from dpstudio.data.schema import Schema, load_schema
 from dpstudio.engine.accounting.budget import exact
 from dpstudio.engine.queries import QuerySpec
 from dpstudio.engine.rng import SecureSource
@@ -86,6 +87,13 @@ from dpstudio.project.errors import (
 from dpstudio.project.identity import declared_dict
 from dpstudio.project.records import DatasetRecord, ReleaseRecord, dec_text
 from dpstudio.project.recovery import tamper_message
+from dpstudio.project.release_files import (
+    content_of_files,
+    figures_from_partial,
+    one_file,
+    release_engine,
+    sum_where_data_is,
+)
 from dpstudio.project.spec import ReleaseSpec
 from dpstudio.project.store import absolute, now
 from dpstudio.project.values import ModelInput, read_model_columns, read_values
@@ -133,6 +141,11 @@ class _Prepared:
     budget_of: int | None = None
     #: The resolved analysis the noise is drawn for (:func:`dpstudio.analysis.run`).
     analysis: AnalysisSpec | None = None
+    #: Sums computed where the data is (a folder, or Dask): the exact integers the noise
+    #: is added to, the manifest's ``execution`` and each file's entry (None: in-process).
+    sums: Any = None
+    #: A folder or glob: its files (the manifest lists them; ``files-sha256-v1``).
+    multi: bool = False
 
     def cleanup_dirs(self) -> None:
         """Remove output folders this release created, if they are still empty."""
@@ -214,6 +227,9 @@ class ReleaseTransaction:
         get_accountant(spec.accountant)
         self._require_intact()  # an edited ledger: no release until it is acknowledged
         path = Path(absolute(spec.dataset))
+        engine, multi = release_engine(spec, path)
+        if multi:
+            return self._prepare_files(spec, analysis, path, engine, out_dir, create_out)
         if not path.is_file():
             raise ProjectError(f"dataset {spec.dataset}: no such file")
         fingerprint = sha256_file(path)
@@ -240,18 +256,68 @@ class ReleaseTransaction:
         for feature in spec.features or ():
             require_column(data.frame, feature)
         analysis, notes = resolve(analysis, declared)
-        query, model_bounds = analysis.query, analysis.feature_bounds
         notes = identity_notes + notes
+        sums = None
+        if engine == "dask":  # one file, one partition: read and hashed by its task
+            sums = sum_where_data_is(spec, analysis, one_file(path), engine, declared)
+            if sums.files[0].sha256 != fingerprint:
+                raise DatasetChangedError(f"warning: {path.name} changed while it was being "
+                                          "read; refusing to release")
+        return self._settle(spec, analysis, path, fingerprint, content, record, budget_of,
+                            notes, declared, declared_dict(data.declared), data.frame, sums,
+                            out_dir, create_out)
+
+    def _prepare_files(self, spec: ReleaseSpec, analysis: AnalysisSpec, path: Path,
+                       engine: str, out_dir: str | os.PathLike[str], create_out: bool
+                       ) -> _Prepared:
+        """:meth:`_prepare` for a folder or glob: its columns and declaration from
+        metadata and the sidecar, then one pass that reads, hashes and sums every file
+        (on Dask, or file by file here); its identity is its files' fingerprint."""
+        if spec.script:  # it re-reads one file with load_table: it cannot rerun a folder
+            raise ProjectError("a reproducible script reruns a release from one file; set "
+                               "script = false for a release on a folder or glob")
+        ds = open_files(path, header=spec.header)
+        if not spec.query.column:
+            raise ProjectError("the spec names no column")
+        if spec.query.column not in ds.columns:
+            raise ProjectError(f"{ds.name} has no column {spec.query.column!r} (its columns: "
+                               f"{', '.join(ds.columns[:8])}{'…' if len(ds.columns) > 8 else ''})")
+        sidecar = ds.sidecar
+        declared = load_schema(sidecar) if sidecar.is_file() else None
+        analysis, notes = resolve(analysis, declared)
+        sums = sum_where_data_is(spec, analysis, ds, engine, declared)
+        fingerprint = files_fingerprint(sums.files)
+        if spec.fingerprint is not None and spec.fingerprint != fingerprint:
+            raise DatasetChangedError(
+                f"warning: {ds.name} is not the dataset the spec names (its files' "
+                f"fingerprint {fingerprint[:12]}… is not {spec.fingerprint[:12]}…); refusing "
+                "to release")
+        content = content_of_files(ds, fingerprint, sums.total)
+        record, budget_of, identity_notes = self._identify(
+            path, fingerprint, content, spec.share_budget_with, spec.separate_budget)
+        return self._settle(spec, analysis, path, fingerprint, content, record, budget_of,
+                            identity_notes + notes, declared, declared_dict(declared), None,
+                            sums, out_dir, create_out, multi=True)
+
+    def _settle(self, spec: ReleaseSpec, analysis: AnalysisSpec, path: Path, fingerprint: str,
+                content: ContentFingerprint, record: DatasetRecord | None,
+                budget_of: int | None, notes: list[str], declared: Any,
+                declared_schema: dict[str, Any], frame: Any, sums: Any,
+                out_dir: str | os.PathLike[str], create_out: bool, multi: bool = False
+                ) -> _Prepared:
+        """The rest of :meth:`_prepare`: budget, relation and accountant checked, the
+        values read (in-process), the output folder."""
+        query, model_bounds = analysis.query, analysis.feature_bounds
         if record is not None or budget_of is not None:
             # A version of a dataset spends (and is accounted like) the dataset it shares.
             root = self.dataset(record.budget_root if record is not None else budget_of)
             budget = (root.budget_epsilon, root.budget_delta)
             relation, accountant = root.relation, root.accountant
-            schema = record.schema if record is not None else declared_dict(data.declared)
+            schema = record.schema if record is not None else declared_schema
         else:
             budget, relation, accountant = self._registration(
                 spec.budget_epsilon, spec.budget_delta, None, spec.accountant, path.name)
-            schema = declared_dict(data.declared)
+            schema = declared_schema
         if spec.accountant != accountant:
             raise ProjectError(f"{path.name} is accounted with the {accountant} accountant; the "
                                f"spec asks for {spec.accountant}")
@@ -263,13 +329,12 @@ class ReleaseTransaction:
             raise ProjectError(f"{path.name} is budgeted under the {relation} relation; set "
                                f"relation = \"{relation}\" in the spec (ε under one relation "
                                "does not bound the other)")
-        model = None
+        model, values = None, None
         if model_bounds is not None:
-            model = read_model_columns(data.frame, query.column, tuple(spec.features),
+            model = read_model_columns(frame, query.column, tuple(spec.features),
                                        model_bounds)
-            values = None
-        else:
-            values = read_values(data.frame, query, declared)
+        elif frame is not None:
+            values = read_values(frame, query, declared)
         acc = get_accountant(accountant)
         # The query's ε and δ are the engine's own (a local query's are its randomizer's,
         # see resolve_local_query); _charge checks them again against the result object.
@@ -287,7 +352,8 @@ class ReleaseTransaction:
         out, created = _output_folder(out_dir, create_out)
         return _Prepared(spec, query, notes, path, fingerprint, path.name, schema, record, budget,
                          relation, accountant, charge, values, reader_for(query, declared),
-                         out, created, trust_model, model, content, budget_of, analysis)
+                         out, created, spec.trust_model, model, content, budget_of, analysis,
+                         sums, multi)
 
     def _stem(self, release_id: int, prep: _Prepared, uid: str) -> str:
         from dpstudio.export.bundle import file_names
@@ -359,8 +425,11 @@ class ReleaseTransaction:
                                 delta=float(result.delta))
             # The analyst's figures, from the very values the noise was drawn for: only for
             # a report (its analyst's copy) and never for a model (its utility is its own).
-            analyst = (measure_clamping(shown, prep.values, prep.trust_model)
-                       if prep.spec.report and prep.model is None else None)
+            # Summed where the data is: the figures come from the integer counts (no value
+            # of a record ever reached this process).
+            analyst = None if not prep.spec.report or prep.model is not None else (
+                measure_clamping(shown, prep.values, prep.trust_model) if prep.sums is None
+                else figures_from_partial(shown, prep.sums.total))
             bundle = BundleInput(
                 release_id=release_id, uid=uid, created_at=created_at, stem=stem,
                 dataset_name=prep.name, dataset_path=str(prep.path),
@@ -370,7 +439,10 @@ class ReleaseTransaction:
                 budget_delta=prep.budget[1], formats=prep.spec.formats,
                 report=prep.spec.report, script=prep.spec.script, reader=prep.reader,
                 history=history, trust_model=prep.trust_model, records=records,
-                header=prep.spec.header, analyst=analyst)
+                header=prep.spec.header, analyst=analyst,
+                execution=None if prep.sums is None else prep.sums.execution,
+                dataset_files=None if not prep.multi else [
+                    f.to_dict() for f in prep.sums.files])
             files = render_bundle(bundle)
             conn.executemany(
                 "INSERT INTO release_files (release_id, name, role, sha256, bytes) VALUES "
@@ -490,6 +562,11 @@ def _draw(prep: _Prepared) -> tuple[dict[str, Any], dict[str, Any] | None, Analy
     collector received (a local release; None otherwise), and the result, whose ε and δ
     (the engine object's) are charged.
     """
+    if prep.sums is not None:  # the exact integers summed where the data is; noise once, here
+        from dpstudio.execution.run import result_from_sums
+
+        result = result_from_sums(prep.analysis, prep.sums.total, SecureSource())
+        return result.public(rows=int(prep.sums.total.size)), None, result
     values = prep.model if prep.model is not None else prep.values
     result = run_analysis(prep.analysis, values, SecureSource())
     if result.simulated:  # pragma: no cover - SecureSource is never simulated

@@ -81,9 +81,10 @@ def test_without_dask_the_engine_says_how_to_install_it(capsys, folder, monkeypa
 
 
 def test_dask_refuses_what_it_cannot_run(capsys, folder):
-    code, _, err = run(capsys, "query", folder, "--column", "score", "--query", "median",
-                       "--mechanism", "exponential", "--epsilon", "1", "--engine", "dask")
-    assert code == 2 and "not a median; use --engine pandas" in err
+    code, _, err = run(capsys, "query", folder, "--column", "score", "--trust-model", "local",
+                       "--query", "mean", "--mechanism", "duchi", "--bounds", "0,100",
+                       "--epsilon", "1", "--engine", "dask")
+    assert code == 2 and err.count("\n") == 1 and "dask engine runs central-model" in err
 
 
 SPEC = {"schema_version": 1, "dataset": "d.csv", "column": "x", "query": "count",
@@ -102,16 +103,6 @@ def test_spec_keys_engine_and_scheduler(tmp_path):
         parse_spec(SPEC | {"engine": "spark"})
     with pytest.raises(SpecError, match="scheduler names a Dask cluster"):
         parse_spec(SPEC | {"engine": "pandas", "scheduler": "tcp://h:8786"})
-
-
-def test_release_says_it_does_not_run_on_dask_yet(capsys, tmp_path):
-    spec = tmp_path / "s.toml"
-    spec.write_text(spec_text(parse_spec(SPEC)))
-    code, _, err = run(capsys, "release", spec, "--project", tmp_path / "p.dpstudio",
-                       "--out", tmp_path / "out", "--engine", "dask")
-    assert code == 2 and err.count("\n") == 1
-    assert "does not run on the dask engine yet" in err
-    assert not (tmp_path / "out").exists()
 
 
 def test_the_manifest_says_where_the_sums_were_computed(tmp_path):

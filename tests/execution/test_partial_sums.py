@@ -30,6 +30,11 @@ SPECS = [
     QuerySpec("variance", "laplace", 1.0, bounds=(-10, 100)),
     QuerySpec("mean", "laplace", 1.0, bounds=(0, 100), missing="impute", relation="replace"),
     QuerySpec("histogram", "laplace", 1.0, bounds=(0, 100), bins=7),
+    QuerySpec("median", "exponential", 1.0, bounds=(0, 100)),
+    QuerySpec("quantile", "exponential", 0.5, bounds=(-10, 110), quantile=0.9,
+              relation="replace"),
+    QuerySpec("quantile", "permute_and_flip", 1.0, bounds=(0, 100), quantile=0.25,
+              params={"candidates": 64}),
 ]
 
 
@@ -66,12 +71,53 @@ def test_partitioned_sums_and_release_equal_the_in_process_ones(spec):
         cells = np.bincount(np.clip(np.searchsorted(edges, finite, "right") - 1, 0, 6),
                             minlength=7)
         assert total.cells == tuple(int(c) for c in cells)
+    elif spec.query in ("quantile", "median"):
+        assert total.cells == _in_process_rank_counts(x, spec)  # exact counts per candidate
     else:
         assert total.sums == _in_process_steps(x, spec)  # pre-noise integers, bit for bit
     # The same noise draw: the same release, field for field.
     ours = run_partials(total, spec, SimulationSource(5)).to_dict()
     theirs = run_query(x, spec, SimulationSource(5)).to_dict()
     assert ours == theirs
+
+
+def _in_process_rank_counts(x, spec):
+    """Below and above each candidate, counted independently (a plain comparison)."""
+    from dpstudio.engine.queries.quantile import quantile_candidates
+
+    _, candidates, _ = quantile_candidates(spec.validated())
+    c = spec.impute_value()
+    used = x[np.isfinite(x)] if c is None else np.where(np.isfinite(x), x, c)
+    used = np.clip(used, *spec.bounds)
+    below = (used[None, :] < candidates[:, None]).sum(axis=1)
+    above = (used[None, :] > candidates[:, None]).sum(axis=1)
+    return tuple(int(b) for b in below) + tuple(int(a) for a in above)
+
+
+def test_quantile_selection_from_added_counts_follows_the_exponential_law():
+    """Power check: the client's one selection draws candidates with probability
+    ∝ exp(ε·score / 2Δ) from the added counts; a selection at the wrong scale (2ε) is
+    rejected by the same test."""
+    from scipy import stats
+
+    from dpstudio.engine.queries.quantile import quantile_candidates, scores_from_counts
+
+    spec = QuerySpec("median", "exponential", 0.02, bounds=(0, 10),
+                     params={"candidates": 11}).validated()
+    x = np.repeat(np.arange(11.0), [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5])
+    total = add_partials([partial_sums(c, spec, SecureSource()) for c in np.array_split(x, 4)])
+    mech, candidates, q = quantile_candidates(spec)
+    scores = scores_from_counts(np.array(total.cells[:11]), np.array(total.cells[11:]), q)
+    src = SimulationSource(123)
+    draws = np.array([run_partials(total, spec, src).value for _ in range(4000)])
+    observed = np.array([np.count_nonzero(draws == c) for c in candidates])
+
+    def law(eps):
+        w = np.exp(eps * (scores - scores.max()) / (2 * mech.sensitivity))
+        return w / w.sum()
+
+    assert stats.chisquare(observed, 4000 * law(0.02)).pvalue > 1e-3
+    assert stats.chisquare(observed, 4000 * law(0.04)).pvalue < 1e-6
 
 
 def test_rounding_off_the_grid_stays_within_its_range_and_unbiased():
@@ -99,6 +145,12 @@ def test_partials_hold_only_integers_of_the_declared_shape():
         assert all(type(v) is int for v in p.integers())
         if spec.query == "histogram":
             assert len(p.cells) == 7 and p.sums == ()
+        elif spec.query in ("quantile", "median"):  # below, then above, each candidate
+            from dpstudio.engine.queries.quantile import quantile_candidates
+
+            width = quantile_candidates(spec.validated())[1].size
+            assert len(p.cells) == 2 * width and p.sums == ()
+            assert all(0 <= v <= p.rows for v in p.cells)
         else:
             assert [n for n, _ in p.sums] == [n for n, *_ in noisy_statistics(spec.validated())]
 
@@ -116,14 +168,15 @@ def test_empty_and_all_missing_partitions_add_nothing_and_an_empty_total_is_refu
     assert run_partials(ok, spec, SecureSource()).missing_count == 2
 
 
-def test_a_release_needs_the_os_csprng_and_quantiles_are_not_partitioned():
+def test_a_release_needs_the_os_csprng():
     spec = QuerySpec("count", "laplace", 1.0)
     total = partial_sums(np.ones(10), spec, SecureSource())
     with pytest.raises(InsecureSourceError):
         release_partials(total, spec, SimulationSource(0))
     assert release_partials(total, spec, SecureSource()).simulated is False
-    with pytest.raises(QueryError, match="not built from sums"):
-        partial_sums(np.ones(3), QuerySpec("median", "exponential", 1.0, bounds=(0, 1)),
+    median = QuerySpec("median", "exponential", 1.0, bounds=(0, 1))
+    with pytest.raises(QueryError, match="no finite values"):
+        run_partials(partial_sums(np.full(3, np.nan), median, SecureSource()), median,
                      SecureSource())
     with pytest.raises(QueryError, match="one query"):
         add_partials([total, Partial(sums=(("sum", 1),))])

@@ -10,7 +10,9 @@ and the same post-processing as :func:`~dpstudio.engine.queries.run.release`.
 
 The grid and the noise follow from the spec alone, so every partition snaps to the same
 grid without being told anything but the spec. Counts, sums, means, variances and
-histograms (central model); quantiles are not built from sums and are not here.
+histograms (central model); and quantiles and medians, whose exponential-mechanism scores
+are a function of two exact counts per candidate (values below it, values above it): each
+partition counts, the counts are added, and the selection runs once on the client.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from dpstudio.engine.errors import QueryError
+from dpstudio.engine.missing import fill_missing
 from dpstudio.engine.queries.columns import category_counts, present_mask
 from dpstudio.engine.queries.histogram import (
     _histogram_noise,
@@ -27,6 +30,12 @@ from dpstudio.engine.queries.histogram import (
     histogram_bins,
 )
 from dpstudio.engine.queries.numeric import _release_from_noisy
+from dpstudio.engine.queries.quantile import (
+    _quantile_release,
+    quantile_candidates,
+    rank_counts,
+    scores_from_counts,
+)
 from dpstudio.engine.queries.result import Release
 from dpstudio.engine.queries.spec import QuerySpec, check_bounds, noisy_statistics
 from dpstudio.engine.queries.sums import (
@@ -46,7 +55,7 @@ __all__ = ["PARTIAL_QUERIES", "Partial", "add_partials", "partial_sums", "releas
            "run_partials"]
 
 #: The queries a partitioned engine answers from :class:`Partial` aggregates.
-PARTIAL_QUERIES = ("count", "sum", "mean", "variance", "histogram")
+PARTIAL_QUERIES = ("count", "sum", "mean", "variance", "histogram", "quantile", "median")
 
 
 @dataclass(frozen=True)
@@ -62,7 +71,8 @@ class Partial:
     sums : tuple of (str, int)
         Each bounded sum, by name, in grid steps (count, sum, mean, variance).
     cells : tuple of int
-        The histogram's exact counts per declared cell.
+        The histogram's exact counts per declared cell; a quantile's counts of values
+        below each candidate, then of values above each candidate.
     size : int
         Rows read.
     rows : int
@@ -127,6 +137,8 @@ def partial_sums(values: np.ndarray, spec: QuerySpec, source: Source) -> Partial
     v = np.asarray(values).reshape(-1)
     if spec.query == "histogram":
         return _histogram_partial(v, spec)
+    if spec.query in ("quantile", "median"):
+        return _quantile_partial(v, spec)
     if spec.query == "count":
         present = int(np.count_nonzero(present_mask(v)))
         parts = [_Sum("count", _ones(present), 0.0, 1.0)]
@@ -211,6 +223,16 @@ def run_partials(total: Partial, spec: QuerySpec, source: Source) -> Release:
         out = _histogram_release(np.asarray(total.cells, dtype=np.int64),
                                  _histogram_noise(spec), labels, total.clamped, spec, source)
         out.missing_count, out.non_finite_count = total.missing, total.non_finite
+    elif spec.query in ("quantile", "median"):
+        if total.rows == 0:
+            raise QueryError("the column has no finite values (all missing, NaN or infinite)")
+        mech, candidates, q = quantile_candidates(spec)
+        cells = np.asarray(total.cells, dtype=np.int64)
+        # The same integers as the whole column's, so the same scores, bit for bit; the
+        # selection's randomness is drawn once, here.
+        scores = scores_from_counts(cells[:candidates.size], cells[candidates.size:], q)
+        out = _quantile_release(mech, candidates, scores, total.clamped, spec, source)
+        out.missing_count, out.non_finite_count = total.missing, total.non_finite
     else:
         if spec.query != "count" and total.rows == 0:
             raise QueryError("the column has no finite values (all missing, NaN or infinite)")
@@ -292,6 +314,26 @@ def _histogram_partial(v: np.ndarray, spec: QuerySpec) -> Partial:
     cells = np.clip(np.searchsorted(edges, present, side="right") - 1, 0, len(labels) - 1)
     counts = np.bincount(cells, minlength=len(labels))
     return Partial(cells=tuple(int(c) for c in counts), size=x.size, rows=present.size,
+                   clamped=int(np.count_nonzero((present < lo) | (present > hi))),
+                   missing=x.size - present.size,
+                   non_finite=int(np.count_nonzero(np.isinf(x))))
+
+
+def _quantile_partial(v: np.ndarray, spec: QuerySpec) -> Partial:
+    """Exact counts below and above each candidate of one partition (no randomness)."""
+    _, candidates, _ = quantile_candidates(spec)
+    try:
+        x = v.astype(np.float64, copy=False)
+    except (TypeError, ValueError):
+        raise QueryError(f"a {spec.query} needs a numeric column") from None
+    finite = np.isfinite(x)
+    present = x[finite]
+    c = spec.impute_value()
+    used = present if c is None else fill_missing(x, c)[0]  # ±inf is missing too
+    lo, hi = check_bounds(spec.bounds)
+    below, above = rank_counts(np.clip(used, lo, hi), candidates)
+    return Partial(cells=tuple(int(b) for b in below) + tuple(int(a) for a in above),
+                   size=x.size, rows=used.size,
                    clamped=int(np.count_nonzero((present < lo) | (present > hi))),
                    missing=x.size - present.size,
                    non_finite=int(np.count_nonzero(np.isinf(x))))

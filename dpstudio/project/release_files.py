@@ -1,0 +1,112 @@
+"""A release's sums computed where the data is: a folder (or glob) of files, or one file on
+Dask. The helpers :meth:`~dpstudio.project.release.ReleaseTransaction._prepare` uses.
+
+A folder is read once: every task parses a file's bytes and hashes those same bytes, so
+the dataset's fingerprint (:func:`~dpstudio.data.folders.files_fingerprint`, kind
+``files-sha256-v1``) names exactly the rows summed. Its identity in the ledger is that
+fingerprint (with its row count and column names, so a folder that looks like a version of
+a registered dataset is caught like a file is): reading every row into this process to
+hash them as parsed would defeat the point of a folder. Nothing is drawn here: the exact
+integers wait in the prepared release, and the noise is drawn once, in the charge
+transaction, from the OS CSPRNG.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from dpstudio.analysis import AnalysisSpec
+from dpstudio.analysis.capabilities import capability, partitioned
+from dpstudio.data.fingerprint import ContentFingerprint
+from dpstudio.data.folders import FILES_ALGORITHM, FileDataset, is_multi_file
+from dpstudio.engine.queries.partial import Partial
+from dpstudio.project.errors import ProjectError
+
+__all__ = ["content_of_files", "figures_from_partial", "files_refusal", "one_file",
+           "release_engine", "sum_where_data_is"]
+
+
+def release_engine(spec: Any, path: Path) -> tuple[str, bool]:
+    """``(engine, multi)``: where the release's sums are computed (``pandas`` or ``dask``)
+    and whether the dataset is a folder or glob.
+
+    A spec's ``scheduler`` implies Dask; ``auto`` picks Dask for a folder larger than a
+    share of memory (:func:`~dpstudio.execution.engines.choose_engine`) and pandas for one
+    file (one file is one partition: nothing to spread).
+    """
+    from dpstudio.execution.engines import choose_engine, require_dask
+
+    multi = is_multi_file(path)
+    engine = "dask" if spec.scheduler else spec.engine
+    if engine == "pandas" and spec.scheduler:
+        raise ProjectError("the spec's scheduler names a Dask cluster: it goes with "
+                           "engine = \"dask\" (or \"auto\")")
+    if engine == "auto":
+        if not multi:
+            return "pandas", False
+        from dpstudio.data.folders import open_files
+
+        engine = choose_engine("auto", open_files(path).total_bytes)
+    if engine == "dask":
+        require_dask()
+    return engine, multi
+
+
+def one_file(path: Path) -> FileDataset:
+    """One data file as a dataset of one partition (the Dask path on a single file)."""
+    fmt = "parquet" if path.suffix.lower() in (".parquet", ".pq") else "csv"
+    return FileDataset(str(path), (path,), fmt, (), {}, path.stat().st_size)
+
+
+def content_of_files(ds: FileDataset, fingerprint: str, total: Partial) -> ContentFingerprint:
+    """A folder's identity for the ledger: its files' fingerprint as the content digest
+    (prefixed with its kind: never equal to a file's parsed-rows digest), its row count
+    and its column names. No sketch and no column digests: those need every value here.
+    """
+    return ContentFingerprint(f"{FILES_ALGORITHM}:{fingerprint}", int(total.size),
+                              tuple(sorted(ds.columns)), ())
+
+
+def figures_from_partial(spec: Any, total: Partial) -> Any:
+    """The analyst's figures from a release's integer aggregates (no value reaches this
+    process): rows, records used, missing and clamped; the raw and clamped statistic and
+    the bias are not measured (they would need the values themselves)."""
+    from dpstudio.export.report_analyst import AnalystFigures
+
+    if spec.bounds is None or spec.categories is not None:
+        return AnalystFigures(rows=total.size, n=total.size - total.missing,
+                              missing=total.missing)
+    n = total.rows if spec.query != "histogram" else total.size - total.missing
+    return AnalystFigures(rows=total.size, n=n, missing=total.missing, outside=total.clamped,
+                          bounds=(float(spec.bounds[0]), float(spec.bounds[1])))
+
+
+def files_refusal(analysis: AnalysisSpec) -> str | None:
+    """Why a release on a folder or on Dask cannot be ``analysis`` (one sentence), or None."""
+    from dpstudio.engine.queries.partial import PARTIAL_QUERIES
+
+    q = analysis.query
+    if not partitioned(analysis):
+        what = ("a model" if analysis.is_model
+                else f"a {q.query}" if capability(analysis.kind).partitioned
+                else f"a {analysis.trust_model}-model {q.query}")
+        return (f"a release on a folder or on Dask is a central-model "
+                f"{', '.join(PARTIAL_QUERIES)} for now, not {what}; release it from one "
+                "file with engine = \"pandas\"")
+    return None
+
+
+def sum_where_data_is(spec: Any, analysis: AnalysisSpec, ds: Any, engine: str,
+                      declared: Any) -> Any:
+    """The release's exact integer aggregates, each file read and hashed once where it is
+    (on Dask, or file by file here); no noise. ProjectError for an analysis that is not
+    built from sums."""
+    from dpstudio.execution.run import sum_on_files
+
+    refused = files_refusal(analysis)
+    if refused is not None:
+        raise ProjectError(refused)
+    column = declared.get(analysis.query.column) if declared is not None else None
+    return sum_on_files(analysis, ds, engine=engine, scheduler=spec.scheduler,
+                        declared=column, header=spec.header, fingerprint=True)
