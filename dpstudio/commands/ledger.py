@@ -76,6 +76,9 @@ def run(argv: Sequence[str]) -> int:
               f"{ds['accountant']} accountant)")
         print(f"  spent     ε = {e['spent_epsilon']}, δ = {e['spent_delta']}")
         print(f"  remaining ε = {e['remaining_epsilon']}, δ = {e['remaining_delta']}")
+        by = ds.get("spent_by_accountant") or {}
+        if ds["releases"] and by:
+            _accountant_table(by, ds["accountant"])
         if ds["releases"]:
             print(f"  {'#':>4}  {'time (UTC)':<20}  {'status':<8}  {'ε':>8}  {'δ':>8}  release")
         for r in ds["releases"]:
@@ -83,6 +86,28 @@ def run(argv: Sequence[str]) -> int:
                   f"{r['delta_exact']:>8}  {r['query']} of {r['column']} ({r['mechanism']}, "
                   f"{len(r['files'])} files)")
     return _tampered(args.project, problems)
+
+
+def _accountant_table(by: dict, own: str) -> None:
+    """ε spent under every accountant, side by side, at the same δ (Σδᵢ); the dataset's
+    own accountant (the one its budget counts) marked."""
+    delta = next(iter(by.values()))["delta_exact"]
+    print(f"  spent under each accountant (δ = {delta}):")
+    print("    " + "  ".join(f"{name + ('*' if name == own else ''):>10}" for name in by))
+    print("    " + "  ".join(f"{_up(v['epsilon_exact']):>10}" for v in by.values()))
+    print("    (* this dataset's accountant: its remaining budget follows it)")
+
+
+def _up(text: str, digits: int = 4) -> str:
+    """A spent ε to ``digits`` significant digits, rounded up (never shown below what
+    was spent)."""
+    from decimal import ROUND_CEILING, Decimal
+
+    d = Decimal(text)
+    if d == 0 or not d.is_finite():
+        return str(d)
+    q = Decimal(1).scaleb(d.adjusted() - digits + 1)
+    return format(d.quantize(q, rounding=ROUND_CEILING).normalize(), "f")
 
 
 def _tampered(project: str, problems: list[str]) -> int:

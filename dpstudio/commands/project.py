@@ -12,6 +12,7 @@ __all__ = ["parser", "run"]
 
 def parser() -> argparse.ArgumentParser:
     from dpstudio.engine.queries import RELATIONS
+    from dpstudio.project.accountant import ACCOUNTANTS
 
     p = Parser(
         prog="dpstudio project",
@@ -28,8 +29,12 @@ def parser() -> argparse.ArgumentParser:
                       help="default total δ per dataset (default 0)")
     init.add_argument("--relation", choices=RELATIONS, default="add-remove",
                       help="neighbouring relation of the budgets (default add-remove)")
-    init.add_argument("--accountant", default="basic",
-                      help="composition accountant (default basic)")
+    init.add_argument("--accountant", choices=tuple(ACCOUNTANTS), default="basic",
+                      help="how each dataset's releases compose against its budget: basic "
+                      "(ε and δ add up), advanced (Kairouz, Oh & Viswanath's optimal "
+                      "composition), zcdp (ρ adds up for Gaussian releases) or pld "
+                      "(privacy-loss distributions, the tightest); fixed for a dataset from "
+                      "its first release (default basic)")
     return p
 
 

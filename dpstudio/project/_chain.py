@@ -48,7 +48,9 @@ SEAL_KINDS = ("create", "migrate", "acknowledge")
 DATASET_FIELDS = ("id", "fingerprint", "content_hash", "path", "budget_epsilon",
                   "budget_delta", "relation", "accountant", "budget_of", "registered_at")
 RELEASE_FIELDS = ("id", "uid", "dataset_id", "created_at", "query", "column_name",
-                  "mechanism", "trust_model", "epsilon", "delta", "accountant", "out_dir")
+                  "mechanism", "trust_model", "epsilon", "delta", "accountant", "out_dir",
+                  # What the tight accountants read: a forged noise scale would lower them.
+                  "loss")
 _LABELS = {"epsilon": "ε", "delta": "δ", "budget_epsilon": "budget ε",
            "budget_delta": "budget δ", "dataset_id": "dataset", "column_name": "column",
            "budget_of": "shared budget", "content_hash": "content hash",
@@ -96,9 +98,16 @@ def append(conn: sqlite3.Connection, kind: str, ref: int | None, content: dict) 
                  "(?, ?, ?, ?, ?)", (kind, ref, text, prev, digest))
 
 
+def _select(conn: sqlite3.Connection, table: str, fields: tuple[str, ...]) -> str:
+    """The SELECT list of ``fields``, with NULL for a column an older schema lacks (a
+    migration seals the ledger before later migrations add their columns)."""
+    have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})").fetchall()}
+    return ", ".join(name if name in have else f"NULL AS {name}" for name in fields)
+
+
 def _row(conn: sqlite3.Connection, table: str, fields: tuple[str, ...], ref: int
          ) -> dict | None:
-    row = conn.execute(f"SELECT {', '.join(fields)} FROM {table} WHERE id = ?",
+    row = conn.execute(f"SELECT {_select(conn, table, fields)} FROM {table} WHERE id = ?",
                        (ref,)).fetchone()
     return None if row is None else dict(zip(fields, row, strict=True))
 
@@ -374,9 +383,11 @@ def audit(conn: sqlite3.Connection, manifests: bool = True) -> Audit:
     start = _check_links(conn, entries, out.problems)
     out.expected_datasets, out.expected_releases = _expected(entries, start)
     out.datasets = {r[0]: dict(zip(DATASET_FIELDS, r, strict=True)) for r in conn.execute(
-        f"SELECT {', '.join(DATASET_FIELDS)} FROM datasets ORDER BY id").fetchall()}
+        f"SELECT {_select(conn, 'datasets', DATASET_FIELDS)} FROM datasets ORDER BY id"
+    ).fetchall()}
     out.releases = {r[0]: dict(zip(RELEASE_FIELDS, r, strict=True)) for r in conn.execute(
-        f"SELECT {', '.join(RELEASE_FIELDS)} FROM releases ORDER BY id").fetchall()}
+        f"SELECT {_select(conn, 'releases', RELEASE_FIELDS)} FROM releases ORDER BY id"
+    ).fetchall()}
     # A release deleted with its chain entries: its manifest may still say so.
     known = out.expected_releases | out.releases
     folders = {str(r["out_dir"]) for r in known.values() if r.get("out_dir")}

@@ -15,6 +15,12 @@ Version 2 adds the ledger's hash chain (:mod:`dpstudio.project._chain`, table
 its budget (``budget_of``). Migrating a version-1 file re-charges randomized-response
 releases with a chosen ``p`` at the randomizer's true ε (version 1 charged the spec's ε)
 and seals the result in the chain.
+
+Version 3 adds each release's privacy-loss description (``releases.loss``, JSON of
+:class:`~dpstudio.engine.accounting.loss.LossDescription`, NULL when not known): what the
+tight accountants (``advanced``, ``zcdp``, ``pld``) compose. Releases of an older file keep
+it NULL and are accounted as the pure/approx description of their charged (ε, δ)
+(:mod:`dpstudio.project.ledger_loss`), which is pessimistic.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from collections.abc import Callable
 __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "create_schema", "migrate"]
 
 APPLICATION_ID = 0x44505374  # "DPSt"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 SCHEMA_V1 = """
 CREATE TABLE settings (
@@ -98,6 +104,11 @@ CREATE INDEX datasets_by_content ON datasets(content_hash);
 """ + LEDGER_CHAIN_TABLE
 
 
+SCHEMA_V3_STEPS = """
+ALTER TABLE releases ADD COLUMN loss TEXT;
+"""
+
+
 def _statements(script: str) -> list[str]:
     return [s for s in script.split(";") if s.strip()]
 
@@ -112,15 +123,24 @@ def _v1_to_v2(conn: sqlite3.Connection) -> None:
                                   "recharged": recharged})
 
 
+def _v2_to_v3(conn: sqlite3.Connection) -> None:
+    from dpstudio.project import _chain
+
+    for statement in _statements(SCHEMA_V3_STEPS):
+        conn.execute(statement)
+    _chain.seal(conn, "migrate", {"from_version": 2, "to_version": 3})
+
+
 #: version → function migrating a connection (inside a transaction) from it to version + 1.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 def create_schema(conn: sqlite3.Connection) -> None:
     """Create the current schema in an empty database (inside the caller's transaction)."""
     from dpstudio.project import _chain
 
-    for statement in _statements(SCHEMA_V1) + _statements(SCHEMA_V2_STEPS):
+    for statement in (_statements(SCHEMA_V1) + _statements(SCHEMA_V2_STEPS)
+                      + _statements(SCHEMA_V3_STEPS)):
         conn.execute(statement)
     _chain.seal(conn, "create", {"schema_version": SCHEMA_VERSION})
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")

@@ -128,6 +128,9 @@ class ReleaseRecord:
     out_dir: Path
     files: tuple[FileRecord, ...]
     note: str = ""
+    #: The privacy-loss description stored with the release (its JSON form), or None for
+    #: a release known only by its (ε, δ) (see :mod:`dpstudio.project.ledger_loss`).
+    loss: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -139,6 +142,7 @@ class ReleaseRecord:
             "delta_exact": exact_str(self.delta), "accountant": self.accountant,
             "out_dir": str(self.out_dir), "files": [f.to_dict() for f in self.files],
             "spec": self.spec, "noise": self.noise, "result": self.result, "note": self.note,
+            "loss": self.loss,
         }
 
 

@@ -23,12 +23,14 @@ from typing import Any, Self
 from dpstudio import __version__
 from dpstudio.data.atomic import atomic_path
 from dpstudio.engine.accounting.budget import exact
+from dpstudio.engine.accounting.loss import LossDescription
 from dpstudio.engine.errors import ParameterError
 from dpstudio.engine.queries import RELATIONS
 from dpstudio.project import _chain, _db
 from dpstudio.project._fs import ProjectLock
-from dpstudio.project.accountant import get_accountant
+from dpstudio.project.accountant import ACCOUNTANTS, get_accountant
 from dpstudio.project.errors import NotAProjectError, ProjectError
+from dpstudio.project.ledger_loss import read_loss
 from dpstudio.project.records import (
     BudgetState,
     CumulativePoint,
@@ -36,6 +38,7 @@ from dpstudio.project.records import (
     FileRecord,
     RecoveryReport,
     ReleaseRecord,
+    exact_str,
 )
 
 __all__ = ["BUSY_TIMEOUT", "PROJECT_SUFFIX", "ProjectStore", "budget_amounts"]
@@ -109,6 +112,15 @@ def _json_or(text: Any, default: Any) -> Any:
         return default if text is None else json.loads(text)
     except (TypeError, ValueError):
         return default
+
+
+def _spent(accountant: str, charges: list[tuple[Decimal, Decimal]],
+           losses: list[LossDescription]) -> tuple[Decimal, Decimal]:
+    """(ε, δ) spent under ``accountant``: basic from the exact charges, a tight one from
+    the descriptions, never above basic's ε, at basic's δ (Σδᵢ)."""
+    acc = get_accountant(accountant)
+    basic = get_accountant("basic").spent(charges)
+    return basic if accountant == "basic" else acc.spent_losses(losses, basic)
 
 
 # ---------------------------------------------------------------------------- the store
@@ -364,7 +376,7 @@ class ProjectStore:
     _RELEASE_COLS = ("r.id, r.uid, r.dataset_id, d.fingerprint, r.status, r.created_at, "
                      "r.finished_at, r.query, r.column_name, r.mechanism, r.trust_model, "
                      "r.epsilon, r.delta, r.accountant, r.spec_json, r.noise_json, "
-                     "r.result_json, r.out_dir, r.note")
+                     "r.result_json, r.out_dir, r.note, r.loss")
 
     def _releases(self, where: str = "", args: tuple = ()) -> list[ReleaseRecord]:
         found = self.audit()
@@ -390,7 +402,8 @@ class ProjectStore:
                 trust_model=r[10], epsilon=eps, delta=delta,
                 accountant=r[13], spec=_json_or(r[14], {}), noise=_json_or(r[15], {}),
                 result=None if r[16] is None or r[4] != "done" else _json_or(r[16], None),
-                out_dir=out_dir, files=recs if r[4] != "aborted" else (), note=r[18]))
+                out_dir=out_dir, files=recs if r[4] != "aborted" else (), note=r[18],
+                loss=_json_or(r[19], None) if r[19] else None))
         return out
 
     def ledger(self, dataset: DatasetRecord | str | int | None = None) -> list[ReleaseRecord]:
@@ -421,18 +434,96 @@ class ProjectStore:
         _, members = self._group(conn, dataset_id)
         return self._audit_locked(conn).charges(members)
 
+    def _losses(self, conn: sqlite3.Connection, dataset_id: int
+                ) -> tuple[list[tuple[Decimal, Decimal]], list[LossDescription]]:
+        """Every charge against ``dataset_id``'s budget (as :meth:`_charges`) and, for
+        each, the privacy-loss description the accountants compose (the stored one when
+        it claims at least the charge, else the charge's pure/approx one)."""
+        _, members = self._group(conn, dataset_id)
+        found = self._audit_locked(conn)
+        ids = [r for r, ds in sorted(found.release_dataset.items()) if ds & members]
+        stored = dict(conn.execute(
+            f"SELECT id, loss FROM releases WHERE id IN ({', '.join('?' * len(ids))})",
+            ids).fetchall()) if ids else {}
+        charges = [found.release_charge[r] for r in ids]
+        losses = [read_loss(stored.get(r), *found.release_charge[r]) for r in ids]
+        return charges, losses
+
+    def losses(self, dataset: DatasetRecord | str | int) -> list[LossDescription]:
+        """The privacy-loss descriptions of every release charged to a dataset's budget
+        (shared with its versions; aborted and deleted-but-charged releases included)."""
+        rec = self.dataset(dataset)
+        with self._db() as conn:
+            return self._losses(conn, rec.id)[1]
+
     def budget(self, dataset: DatasetRecord | str | int) -> BudgetState:
-        """Total, spent and remaining budget of a dataset (aborted releases count; a
-        version sharing another dataset's budget shows that budget)."""
+        """Total, spent and remaining budget of a dataset under its accountant (aborted
+        releases count; a version sharing another dataset's budget shows that budget)."""
         rec = self.dataset(dataset)
         with self._db() as conn:
             root, _ = self._group(conn, rec.id)
-            charges = self._charges(conn, rec.id)
+            charges, losses = self._losses(conn, rec.id)
             total = self._audit_locked(conn).budgets.get(root)
+            accountant = self._accountant_of(conn, root, rec.accountant)
         if total is None:
             total = (rec.budget_epsilon, rec.budget_delta)
-        spent = get_accountant(rec.accountant).spent(charges)
-        return BudgetState(total[0], total[1], spent[0], spent[1], rec.accountant)
+        spent = _spent(accountant, charges, losses)
+        return BudgetState(total[0], total[1], spent[0], spent[1], accountant)
+
+    @staticmethod
+    def _accountant_of(conn: sqlite3.Connection, root: int, default: str) -> str:
+        """The accountant of the dataset whose budget is spent (a version is accounted
+        like the dataset it shares)."""
+        row = conn.execute("SELECT accountant FROM datasets WHERE id = ?", (root,)).fetchone()
+        return row[0] if row is not None and row[0] else default
+
+    def spent_by_accountant(self, dataset: DatasetRecord | str | int
+                            ) -> dict[str, tuple[Decimal, Decimal]]:
+        """(ε, δ) a dataset's releases spent under every accountant, side by side (what
+        tight accounting buys); its own accountant's is what its budget counts.
+
+        Parameters
+        ----------
+        dataset : DatasetRecord, str or int
+
+        Returns
+        -------
+        dict
+            Accountant name → exact (ε, δ), in the order of
+            :data:`~dpstudio.project.accountant.ACCOUNTANTS`.
+        """
+        rec = self.dataset(dataset)
+        with self._db() as conn:
+            charges, losses = self._losses(conn, rec.id)
+        return {name: _spent(name, charges, losses) for name in ACCOUNTANTS}
+
+    def set_accountant(self, dataset: DatasetRecord | str | int, accountant: str) -> None:
+        """Change a dataset's accountant, only before its first release.
+
+        Raises
+        ------
+        ProjectError
+            For an unknown accountant, a version sharing another dataset's budget, or a
+            dataset with a release charged to its budget (its accountant is fixed then).
+        """
+        get_accountant(accountant)
+        rec = self.dataset(dataset)
+        if rec.accountant == accountant:
+            return
+        with self._transaction() as conn:
+            root, _ = self._group(conn, rec.id)
+            if root != rec.id:
+                raise ProjectError(f"{rec.name} shares the budget of dataset #{root}: it is "
+                                   "accounted like that dataset")
+            charges, _ = self._losses(conn, rec.id)
+            if charges:
+                raise ProjectError(
+                    f"{rec.name} has been accounted with the {rec.accountant} accountant "
+                    f"since its first release; a dataset's accountant never changes after "
+                    f"that (it would re-count the same releases)")
+            conn.execute("UPDATE datasets SET accountant = ? WHERE id = ?",
+                         (accountant, rec.id))
+            _chain.record_dataset(conn, rec.id)
 
     def remaining(self, dataset: DatasetRecord | str | int) -> tuple[Decimal, Decimal]:
         """Exact (ε, δ) left for a dataset."""
@@ -500,6 +591,10 @@ class ProjectStore:
                      "registered_at": rec.registered_at, "content_hash": rec.content_hash,
                      "rows": rec.rows, "budget_of": rec.budget_of}
             entry |= self.budget(rec).to_dict()
+            entry["spent_by_accountant"] = {
+                name: {"epsilon": float(e), "delta": float(d),
+                       "epsilon_exact": exact_str(e), "delta_exact": exact_str(d)}
+                for name, (e, d) in self.spent_by_accountant(rec).items()}
             # As charged: a release deleted by hand but still counted is listed too.
             entry["releases"] = [r.to_dict() for r in self.charged_ledger(rec)]
             out["datasets"].append(entry)

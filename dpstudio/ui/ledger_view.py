@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from decimal import ROUND_CEILING, Decimal
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ from dpstudio.ui.style import MUTED
 from dpstudio.ui.texts import QUERY_LABELS
 from dpstudio.ui.utility_plot import trust_colour
 
-__all__ = ["COLUMNS", "LedgerData", "LedgerView", "tamper_text"]
+__all__ = ["ACCOUNTANT_TIPS", "COLUMNS", "LedgerData", "LedgerView", "tamper_text"]
 
 COLUMNS = ("#", "Time", "Query", "Column", "Mechanism", "ε", "δ", "Status", "Files")
 BUDGET_COLOUR = "#b42318"
@@ -52,7 +53,24 @@ STATUS_TIPS = {
                "it was released, so its budget stays charged",
 }
 PLOT_TOOLTIP = ("Cumulative ε spent on this dataset after each release (basic composition: "
-                "ε adds up); the red line is its total budget.")
+                "ε adds up); the red line is its total budget. A dataset with a tighter "
+                "accountant spends less: see \"Spent under each accountant\" and "
+                "\"Remaining\".")
+ACCOUNTANT_TIPS = {
+    "basic": "Basic composition: the ε and δ of every release add up",
+    "advanced": "The optimal composition of Kairouz, Oh & Viswanath (2015) of the "
+                "releases' (ε, δ)",
+    "zcdp": "Zero-concentrated DP: ρ of Gaussian releases adds up (pure-ε releases enter "
+            "as ε²/2), converted to (ε, δ)",
+    "pld": "Privacy-loss distributions of what each release drew, composed exactly by FFT "
+           "(pessimistic)",
+}
+BY_ACCOUNTANT_TIP = ("ε spent by this dataset's releases under every accountant, at the "
+                     "same δ (the sum of the releases' δ), rounded up: what tight "
+                     "accounting buys. The starred one is the dataset's accountant, fixed at "
+                     "its first release; its remaining budget follows it. A release known "
+                     "only by its (ε, δ) (made before DP Studio stored what was drawn) "
+                     "counts as the worst case of its (ε, δ).")
 NO_PROJECT = "No project open — File ▸ New Project… or File ▸ Open Project…"
 TAMPER_STYLE = ("background:#fdecea; border:1px solid #e8a39b; border-radius:4px; "
                 "padding:6px; color:#7a1a10;")
@@ -76,6 +94,8 @@ class LedgerData:
     message: str = ""                 # shown when there is nothing to list
     #: What was changed in the ledger outside DP Studio (one line each); [] when intact.
     problems: list[str] = field(default_factory=list)
+    #: (ε, δ) spent under every accountant (``Project.spent_by_accountant``); {} to hide.
+    spent_by_accountant: dict[str, tuple[Decimal, Decimal]] = field(default_factory=dict)
 
 
 def tamper_text(problems: list[str]) -> str:
@@ -98,6 +118,15 @@ def _time(iso: str) -> str:
 def _num(v: Any) -> str:
     value = float(v)
     return "0" if value == 0 else f"{value:.4g}"
+
+
+def _up(v: Decimal, digits: int = 4) -> str:
+    """A spent amount to ``digits`` significant digits, rounded up (never shown below
+    what was spent)."""
+    if v == 0 or not v.is_finite():
+        return str(v)
+    q = Decimal(1).scaleb(v.adjusted() - digits + 1)
+    return format(v.quantize(q, rounding=ROUND_CEILING).normalize(), "f")
 
 
 class LedgerView(QWidget):
@@ -135,6 +164,18 @@ class LedgerView(QWidget):
         self.acknowledge_button = QPushButton("Acknowledge the changes…", self)
         self.acknowledge_button.setToolTip(ACKNOWLEDGE_TIP)
         self.acknowledge_button.clicked.connect(lambda: self.acknowledge_requested.emit())
+        # ε spent under every accountant, side by side (one row; the columns are the
+        # accountants).
+        self.by_accountant_label = QLabel(self)
+        self.by_accountant_label.setToolTip(BY_ACCOUNTANT_TIP)
+        self.by_accountant = QTableWidget(1, 0, self)
+        self.by_accountant.setToolTip(BY_ACCOUNTANT_TIP)
+        self.by_accountant.setVerticalHeaderLabels(["ε spent"])
+        self.by_accountant.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.by_accountant.horizontalHeader().setSectionResizeMode(
+            QHeaderView.ResizeMode.Stretch)
+        self.by_accountant.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.by_accountant.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         tamper_row = QHBoxLayout()
         tamper_row.addWidget(self.tamper, 1)
         tamper_row.addWidget(self.acknowledge_button, 0, Qt.AlignmentFlag.AlignTop)
@@ -186,6 +227,8 @@ class LedgerView(QWidget):
         layout.addLayout(top)
         layout.addLayout(tamper_row)
         layout.addWidget(self.remaining)
+        layout.addWidget(self.by_accountant_label)
+        layout.addWidget(self.by_accountant)
         layout.addWidget(self.message)
         layout.addWidget(split, 1)
         self.set_data(None)
@@ -195,6 +238,14 @@ class LedgerView(QWidget):
     def plotted(self) -> dict[str, Any]:
         """What the plot shows: release ids, cumulative ε after each, the budget line."""
         return dict(self._plotted)
+
+    def accountant_columns(self) -> dict[str, str]:
+        """The "spent under each accountant" row: header → ε shown ({} when hidden)."""
+        t = self.by_accountant
+        if t.isHidden():
+            return {}
+        return {t.horizontalHeaderItem(c).text(): t.item(0, c).text()
+                for c in range(t.columnCount())}
 
     def rows(self) -> list[list[str]]:
         """The table's texts (tests)."""
@@ -216,6 +267,7 @@ class LedgerView(QWidget):
             self.message.setText(NO_PROJECT)
             self.message.show()
             self._fill_table([])
+            self._fill_accountants({}, "")
             self._draw([], None)
             self.combo.blockSignals(False)
             return
@@ -242,6 +294,8 @@ class LedgerView(QWidget):
         self.message.setText(data.message)
         self.message.setVisible(bool(data.message))
         self._fill_table(data.releases)
+        self._fill_accountants(data.spent_by_accountant if data.releases else {},
+                               b.accountant if b is not None else "")
         self._draw(data.points, b)
 
     def _chosen(self, index: int) -> None:
@@ -258,6 +312,34 @@ class LedgerView(QWidget):
                 open_folder(folder)
 
     # -- table -----------------------------------------------------------------------------
+
+    def _fill_accountants(self, by: dict[str, tuple[Decimal, Decimal]], own: str) -> None:
+        t = self.by_accountant
+        t.setVisible(bool(by))
+        self.by_accountant_label.setVisible(bool(by))
+        t.setColumnCount(len(by))
+        if not by:
+            return
+        delta = next(iter(by.values()))[1]
+        self.by_accountant_label.setText(f"Spent under each accountant (at δ = "
+                                         f"{_num(delta)}):")
+        t.setHorizontalHeaderLabels([name + (" ★" if name == own else "") for name in by])
+        for col, (name, (eps, _)) in enumerate(by.items()):
+            header = t.horizontalHeaderItem(col)
+            header.setToolTip(ACCOUNTANT_TIPS.get(name, "") + (
+                " — this dataset's accountant" if name == own else ""))
+            item = QTableWidgetItem(_up(eps))
+            item.setToolTip(f"ε = {eps} ({name})")
+            item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+            if name == own:
+                font = item.font()
+                font.setBold(True)
+                item.setFont(font)
+            t.setItem(0, col, item)
+        # One row, all of it visible: header + row + frame, measured once filled.
+        t.resizeRowsToContents()
+        t.setFixedHeight(t.horizontalHeader().sizeHint().height() + t.rowHeight(0)
+                         + 2 * t.frameWidth())
 
     def _fill_table(self, releases: list[ReleaseRecord]) -> None:
         table = self.table

@@ -337,6 +337,7 @@ class ProjectController(QObject, SpecActions):
             data.releases = p.charged_ledger(shown)
             data.points = p.cumulative_epsilon(shown)
             data.budget = p.budget(shown)
+            data.spent_by_accountant = p.spent_by_accountant(shown)
             if not data.releases:
                 data.message = f"No releases of {shown.name} yet."
             return data

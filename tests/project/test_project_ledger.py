@@ -41,7 +41,7 @@ def env(tmp_path):
 def test_create_open_and_defaults(tmp_path):
     path = tmp_path / "study.dpstudio"
     with Project.create(path, epsilon=3, delta=1e-5, relation="replace") as p:
-        assert p.schema_version == SCHEMA_VERSION == 2
+        assert p.schema_version == SCHEMA_VERSION == 3
         d = p.defaults()
         assert d["epsilon"] == Decimal("3") and d["delta"] == Decimal("0.00001")
         assert d["relation"] == "replace" and d["accountant"] == "basic"
@@ -98,7 +98,7 @@ def _fixture_copy(tmp_path):
 def test_the_version_1_fixture_opens_and_reads(tmp_path):
     path = _fixture_copy(tmp_path)
     with Project.open(path) as p:
-        assert p.schema_version == 2 and p.integrity_check() == "ok"  # migrated
+        assert p.schema_version == SCHEMA_VERSION and p.integrity_check() == "ok"  # migrated
         assert p.integrity() == []  # the migration sealed the ledger as it was
         (ds,) = p.datasets()
         assert ds.name == "fixture.csv" and ds.budget_epsilon == Decimal("2")
@@ -111,18 +111,19 @@ def test_the_version_1_fixture_opens_and_reads(tmp_path):
 
 
 def test_migration_runs_in_one_transaction(tmp_path, monkeypatch):
-    """The migration machinery on the v1 fixture: v1 → v2, then a (test-only) version 3."""
+    """The migration machinery on the v1 fixture: v1 → v2 → v3, then a (test-only)
+    version 4."""
     from dpstudio.project import _db
 
     path = _fixture_copy(tmp_path)
 
-    def to_v3(conn):
+    def to_v4(conn):
         conn.execute("ALTER TABLE releases ADD COLUMN reviewed_by TEXT")
 
-    monkeypatch.setattr(_db, "SCHEMA_VERSION", 3)
-    monkeypatch.setitem(_db.MIGRATIONS, 2, to_v3)
+    monkeypatch.setattr(_db, "SCHEMA_VERSION", 4)
+    monkeypatch.setitem(_db.MIGRATIONS, 3, to_v4)
     with Project.open(path) as p:
-        assert p.schema_version == 3
+        assert p.schema_version == 4
         assert len(p.ledger()) == 3
     conn = sqlite3.connect(path)
     cols = [r[1] for r in conn.execute("PRAGMA table_info(releases)")]
@@ -137,7 +138,7 @@ def test_migration_runs_in_one_transaction(tmp_path, monkeypatch):
         conn.execute("ALTER TABLE releases ADD COLUMN half_done TEXT")
         raise sqlite3.OperationalError("disk on fire")
 
-    monkeypatch.setitem(_db.MIGRATIONS, 2, fails)
+    monkeypatch.setitem(_db.MIGRATIONS, 3, fails)
     with pytest.raises(ProjectError, match="cannot upgrade"):
         Project.open(broken)
     conn = sqlite3.connect(broken)

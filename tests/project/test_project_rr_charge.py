@@ -140,7 +140,7 @@ def test_migration_recharges_version_1_rr_releases_at_ln3(tmp_path):
         "1.0",)
     conn.close()
     with Project.open(path) as p:
-        assert p.schema_version == 2 and p.integrity() == []
+        assert p.schema_version == 3 and p.integrity() == []
         rr = next(r for r in p.ledger() if r.mechanism == "rr")
         assert rr.epsilon == Decimal(repr(LN3)) and "re-charged" in rr.note
         assert p.budget(rr.dataset_id).spent_epsilon == Decimal(repr(LN3))
