@@ -63,7 +63,8 @@ def _gui_parser() -> argparse.ArgumentParser:
                    help="render the main window offscreen to a PNG and exit")
     p.add_argument("--size", type=_size, default=(1400, 900), metavar="WxH",
                    help="window size for --screenshot (default 1400x900)")
-    p.add_argument("--view", choices=("analysis", "data", "ledger", "utility", "tradeoff"),
+    p.add_argument("--view", choices=("analysis", "data", "ledger", "utility", "tradeoff",
+                                      "models"),
                    help="view to render with --screenshot (default analysis)")
     p.add_argument("--version", action="store_true",
                    help="print the version, the release randomness source and the versions "

@@ -111,53 +111,15 @@ def _federated(args: argparse.Namespace) -> dict[str, Any] | None:
             "rounds": args.rounds, "local_steps": args.local_steps}
 
 
-class _Input:
-    """The columns a training run reads, and how many feature values were imputed."""
-
-    def __init__(self, columns: dict[str, Any], imputed: int) -> None:
-        self.columns, self.imputed = columns, imputed
-
-
-def _read(args: argparse.Namespace, analysis: Any) -> _Input:
-    """The label and feature columns, as the engine takes them.
-
-    Missing numeric features are set to the middle of their declared bounds (a
-    data-independent rule, as ``dpstudio query`` does for a model); a missing category is
-    no indicator at all. The label must have no missing value.
-    """
-    from dpstudio.data.columns import category_column, numeric_column
+def _read(args: argparse.Namespace, analysis: Any) -> Any:
+    """The label and feature columns, as the engine takes them (see
+    :func:`dpstudio.execution.training_input.training_columns`)."""
     from dpstudio.data.loading import load_table
-    from dpstudio.engine.missing import fill_missing, midpoint
-    from dpstudio.engine.queries import present_mask
+    from dpstudio.execution.training_input import training_column_names, training_columns
 
-    label = analysis.query.column
-    sites_by = (analysis.training.federated or {}).get("sites_by")
-    frame = load_table(args.data, header=args.header, columns=list(dict.fromkeys(
-        [label, *analysis.features, *([sites_by] if sites_by else [])])))
-    columns: dict[str, Any] = {}
-    imputed = 0
-    for name in analysis.features:
-        if name in (analysis.feature_bounds or {}):
-            values = numeric_column(frame, name).copy()
-            columns[name], missing, _ = fill_missing(
-                values, midpoint(*analysis.feature_bounds[name]))
-            imputed += missing
-        else:
-            columns[name] = category_column(frame, name)
-    if analysis.training.model == "linear":
-        y = numeric_column(frame, label)
-        if not (y == y).all():
-            raise CliError(f"the label {label!r} has missing values; the model needs every "
-                           "record labelled")
-    else:
-        y = category_column(frame, label)
-        if not present_mask(y).all():
-            raise CliError(f"the label {label!r} has missing values; the model needs every "
-                           "record labelled")
-    columns[label] = y
-    if sites_by:
-        columns[sites_by] = category_column(frame, sites_by)
-    return _Input(columns, imputed)
+    frame = load_table(args.data, header=args.header,
+                       columns=training_column_names(analysis))
+    return training_columns(frame, analysis)
 
 
 def _run(args: argparse.Namespace) -> int:

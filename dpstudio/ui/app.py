@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dpstudio.ui.display import display_problem
 
@@ -125,6 +125,20 @@ def _quiet_offscreen_warnings(kind: QtMsgType, context: QMessageLogContext, mess
         print(message, file=sys.stderr)
 
 
+def _models_idle(app: QApplication, window: Any) -> bool:
+    """Wait for the Models tab's training curve (it runs once its tab is shown)."""
+    import time
+
+    jobs = getattr(getattr(window, "model_view", None), "jobs", None)
+    deadline = time.monotonic() + SCREENSHOT_TIMEOUT_S
+    while jobs is not None and jobs.busy:
+        if time.monotonic() > deadline:
+            return False
+        app.processEvents()
+        time.sleep(0.01)
+    return True
+
+
 def _project_dataset(project: Path) -> str | None:
     """The newest registered dataset of ``project`` that still exists, else None (the sample).
 
@@ -168,7 +182,7 @@ def _render(app: QApplication, dataset: Dataset, path: Path, size: tuple[int, in
     window.show()
     for _ in range(5):
         app.processEvents()
-    if not window.analysis.wait_idle(SCREENSHOT_TIMEOUT_S):
+    if not window.analysis.wait_idle(SCREENSHOT_TIMEOUT_S) or not _models_idle(app, window):
         print(f"{APP_NAME}: computations still running after {SCREENSHOT_TIMEOUT_S:g} s; "
               "the screenshot shows what had finished", file=sys.stderr)
     for _ in range(5):

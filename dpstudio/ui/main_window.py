@@ -36,6 +36,7 @@ from dpstudio.ui.data_table import ColumnFitter, make_table_view
 from dpstudio.ui.export_plot import FORMATS, PlotFocusTracker, export_plot, suggested_file_name
 from dpstudio.ui.ledger_view import LedgerView
 from dpstudio.ui.loader import DatasetLoader, LoadStatus
+from dpstudio.ui.model_view import ModelView
 from dpstudio.ui.presentation import PresentationMode
 from dpstudio.ui.presentation_bar import PresentationBar
 from dpstudio.ui.project_controller import ProjectController
@@ -49,7 +50,8 @@ from dpstudio.ui.window_menus import ABOUT_TEXT, APP_NAME, build_menus, fill_rec
 __all__ = ["APP_NAME", "VIEWS", "MainWindow"]
 
 #: Views :meth:`MainWindow.show_view` (and ``dpstudio --screenshot --view``) can show.
-VIEWS = ("analysis", "data", "ledger") + tuple(v for v in ANALYSIS_VIEWS if v != "analysis")
+VIEWS = ("analysis", "data", "ledger", "models") + tuple(
+    v for v in ANALYSIS_VIEWS if v != "analysis")
 
 _ENCODING_NAMES = {
     "utf-8": "UTF-8",
@@ -96,10 +98,14 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.table_view, "Data")
         self.ledger_view = LedgerView(self)
         self.tabs.addTab(self.ledger_view, "Ledger")
+        self.model_view = ModelView(self.session, self)
+        self.tabs.addTab(self.model_view, "Models")
         self.tabs.setTabToolTip(0, "Privacy–utility, trade-off and result preview (Ctrl+1)")
         self.tabs.setTabToolTip(1, "The dataset's rows (Ctrl+2)")
         self.tabs.setTabToolTip(2, "The project's real releases of this dataset and its "
                                    "budget (Ctrl+3)")
+        self.tabs.setTabToolTip(3, "Train a model privately: accuracy against ε, "
+                                   "coefficients (Ctrl+4)")
         self.setCentralWidget(self.tabs)
 
         # Left: the columns' declared types, bounds and categories (editable).
@@ -421,6 +427,7 @@ class MainWindow(QMainWindow):
             self.save_settings()  # not for offscreen screenshots
         self.loader.shutdown()
         self.analysis.shutdown()
+        self.model_view.shutdown()
         self.projects.shutdown()
         super().closeEvent(event)
 
@@ -519,13 +526,16 @@ class MainWindow(QMainWindow):
     # -- analysis view ----------------------------------------------------------------
 
     def show_view(self, view: str) -> None:
-        """Show "data", "ledger", "analysis", or one analysis plot filling the tab
+        """Show "data", "ledger", "models", "analysis", or one analysis plot filling the tab
         ("utility", "tradeoff")."""
         if view == "data":
             self.tabs.setCurrentWidget(self.table_view)
             return
         if view == "ledger":
             self.tabs.setCurrentWidget(self.ledger_view)
+            return
+        if view == "models":
+            self.tabs.setCurrentWidget(self.model_view)
             return
         self.analysis_view.focus(view)
         self.tabs.setCurrentWidget(self.analysis_view)

@@ -156,17 +156,21 @@ def _build_file_menu(window: MainWindow, file_menu: QMenu) -> None:
 
 
 def _build_view_menu(window: MainWindow, view_menu: QMenu) -> None:
-    """Tabs (Ctrl+1 / 2 / 3), ε (Ctrl+E), presentation mode and the palettes."""
+    """Tabs (Ctrl+1 / 2 / 3 / 4), ε (Ctrl+E), presentation mode and the palettes."""
     window.analysis_tab_action = _action(window, "&Analysis",
                                          lambda: window.show_view("analysis"), shortcut="Ctrl+1")
     window.data_tab_action = _action(window, "&Data", lambda: window.show_view("data"),
                                      shortcut="Ctrl+2")
     window.ledger_tab_action = _action(window, "&Ledger", lambda: window.show_view("ledger"),
                                        shortcut="Ctrl+3")
+    window.models_tab_action = _action(window, "&Models", lambda: window.show_view("models"),
+                                       shortcut="Ctrl+4",
+                                       tip="Train a model privately and see what ε costs")
     window.focus_epsilon_action = _action(window, "Set &ε…", window._focus_epsilon,
                                           shortcut="Ctrl+E", tip="Type a privacy budget ε")
     view_menu.addActions([window.analysis_tab_action, window.data_tab_action,
-                          window.ledger_tab_action, window.focus_epsilon_action])
+                          window.ledger_tab_action, window.models_tab_action,
+                          window.focus_epsilon_action])
     view_menu.addSeparator()
 
     presentation = window.presentation
