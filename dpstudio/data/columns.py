@@ -20,6 +20,8 @@ _MAX_LISTED_COLUMNS = 12
 _LISTED_NAME_CHARS = 40
 # Rows looked at to guess whether a text column holds few distinct values.
 _DISTINCT_SAMPLE = 20_000
+# Rows converted to text at once: the codes of one slice (2 MB), never of the whole column.
+_SLICE = 1 << 18
 
 
 def require_column(df: pd.DataFrame, name: str) -> pd.Series:
@@ -76,25 +78,38 @@ def category_column(df: pd.DataFrame, name: str, *, yes_no: bool = False) -> np.
     ``"yes"``/``"no"`` and any other value raises :class:`DataError`.
 
     Each distinct value is converted once, then spread to the rows by its code, so a
-    million rows of a few categories cost little more than the categories.
+    million rows of a few categories cost little more than the categories. The column is
+    converted in slices: beside the result, only one slice's codes are held at a time.
     """
     series = require_column(df, name)
     if not _factorizable(series):
         return _category_column_by_row(series, name, yes_no=yes_no)
-    if not yes_no and _is_text(series) and not _few_distinct(series):
-        # Mostly distinct texts: stripping each row beats hashing them all.
-        stripped = series.str.strip()
-        out = stripped.to_numpy(dtype=object, na_value=None, copy=True)
-        out[(stripped == "").fillna(False).to_numpy(dtype=bool)] = None
-        return out
-    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    # Mostly distinct texts: stripping each row beats hashing them all.
+    distinct = not yes_no and _is_text(series) and not _few_distinct(series)
+    out = np.empty(len(series), dtype=object)
+    for start in range(0, len(series), _SLICE):
+        part = series.iloc[start:start + _SLICE]
+        if distinct:
+            stripped = part.str.strip()
+            piece = stripped.to_numpy(dtype=object, na_value=None, copy=True)
+            piece[(stripped == "").fillna(False).to_numpy(dtype=bool)] = None
+            out[start:start + len(part)] = piece
+        else:
+            _coded(part, name, yes_no, series, start, out[start:start + len(part)])
+    return out
+
+
+def _coded(part: pd.Series, name: str, yes_no: bool, series: pd.Series, start: int,
+           out: np.ndarray) -> None:
+    """A slice of the column as texts into ``out``, each distinct value converted once."""
+    codes, uniques = pd.factorize(part, use_na_sentinel=True)
     texts = _texts(uniques)
     if yes_no:
         mapped = [None if t is None else normalize_yes_no(t) for t in texts]
         bad = [i for i, (t, m) in enumerate(zip(texts, mapped, strict=True))
                if t is not None and m is None]
         if bad:
-            row = int(np.flatnonzero(np.isin(codes, bad))[0])
+            row = start + int(np.flatnonzero(np.isin(codes, bad))[0])
             raise DataError(
                 f"column '{name}' is not yes/no (e.g. row {row + 1}: {_show(series.iloc[row])})"
             )
@@ -102,7 +117,7 @@ def category_column(df: pd.DataFrame, name: str, *, yes_no: bool = False) -> np.
     lookup = np.empty(len(texts) + 1, dtype=object)
     lookup[: len(texts)] = texts
     lookup[-1] = None  # code -1: missing
-    return lookup[codes]
+    np.take(lookup, codes, out=out)
 
 
 def _few_distinct(series: pd.Series) -> bool:

@@ -85,8 +85,10 @@ def load_table(path: str | os.PathLike[str], *, state: Any = None,
     them: the frame then holds those, in that order, with the same values and types the
     full load gives them. Parquet reads only their column chunks; UTF-8 text is parsed
     from the file in blocks, converting only those columns, and never held whole in
-    memory; other text and Excel files are read whole and cut down (they would read
-    differently otherwise). A name the file does not have raises the same
+    memory; numeric columns go batch by batch into one numpy array each, so a column of
+    numbers costs about its own size (see :mod:`dpstudio.data.projected`). Other text
+    and Excel files are read whole and cut down (they would read differently otherwise).
+    A name the file does not have raises the same
     :class:`DataError` as asking the full table for it (``no column 'x' (available: …)``).
 
     Parameters
@@ -134,11 +136,13 @@ def load_table(path: str | os.PathLike[str], *, state: Any = None,
     _step(state, 0.0, f"Reading {name}")
     if columns is not None:
         wanted = tuple(dict.fromkeys(str(c) for c in columns))
-        projected = _load_projected(p, ext, state, header, wanted)
+        from dpstudio.data.projected import finish_projected, load_projected
+
+        projected = load_projected(p, ext, state, header, wanted)
         if projected is not None:
             df, names = projected
             _step(state, 1.0, f"Read {name}")
-            return _finish_projected(df, names, p, ext, header)
+            return finish_projected(df, names, p, ext, header)
     if ext in TEXT_EXTENSIONS:
         df = _load_text(p, ext, state, header)
     elif ext in PARQUET_EXTENSIONS:
@@ -162,7 +166,9 @@ def load_table(path: str | os.PathLike[str], *, state: Any = None,
     notes = [note] if named and (note := header_note(df, name)) else []
     df.attrs.update(source=str(p), header=header, load_notes=notes)
     if columns is not None:  # the formats that cannot leave columns unread: cut them here
-        df = _select(df, list(df.columns), wanted)
+        from dpstudio.data.projected import select
+
+        df = select(df, list(df.columns), wanted)
     return df
 
 
@@ -305,180 +311,6 @@ def _read_bytes(p: Path, state: Any) -> bytes:
         raise DataError(f"{p.name}: cannot read file ({exc.strerror or exc})") from exc
 
 
-# --- reading only some columns ---------------------------------------------------------
-
-
-def _load_projected(p: Path, ext: str, state: Any, header: bool, wanted: tuple[str, ...]
-                    ) -> tuple[pd.DataFrame, list[str]] | None:
-    """The ``wanted`` columns read on their own, and every column's name; ``None`` when
-    only the full load reads the file right (it then reads it, and the columns are cut
-    from its frame)."""
-    if ext in PARQUET_EXTENSIONS:
-        return _parquet_projected(p, wanted)
-    if ext in TEXT_EXTENSIONS:
-        return _text_projected(p, ext, state, header, wanted)
-    return None  # Excel: openpyxl reads every cell of a sheet whatever is asked
-
-
-def _finish_projected(df: pd.DataFrame, names: list[str], p: Path, ext: str,
-                      header: bool) -> pd.DataFrame:
-    """The checks and ``attrs`` of :func:`load_table`, made on every column's name."""
-    name = shorten(p.name or str(p))
-    if df.shape[0] == 0:
-        raise DataError(f"{name}: has column names but no data rows")
-    named = header and ext not in PARQUET_EXTENSIONS
-    note = header_note(pd.DataFrame(columns=names), name) if named else None
-    df.attrs.update(source=str(p), header=header if ext not in PARQUET_EXTENSIONS else True,
-                    load_notes=[note] if note else [])
-    return df
-
-
-def _select(df: pd.DataFrame, names: list[str], wanted: tuple[str, ...]) -> pd.DataFrame:
-    """``df``'s ``wanted`` columns (a new frame, ``attrs`` kept); an unknown name raises
-    the data layer's one message for it, which lists ``names``."""
-    _require(names, wanted)
-    attrs = dict(df.attrs)
-    out = df[list(wanted)]
-    out.attrs.update(attrs)
-    return out
-
-
-def _require(names: list[str], wanted: tuple[str, ...]) -> None:
-    """Raise :func:`~dpstudio.data.columns.require_column`'s error for the first of
-    ``wanted`` not among ``names`` (so a projected read says what a full one says)."""
-    missing = [w for w in wanted if w not in set(names)]
-    if missing:
-        from dpstudio.data.columns import require_column
-
-        require_column(pd.DataFrame(columns=names), missing[0])
-
-
-def _parquet_projected(p: Path, wanted: tuple[str, ...]
-                       ) -> tuple[pd.DataFrame, list[str]] | None:
-    """Only the ``wanted`` column chunks of a Parquet file; the names from its footer."""
-    try:
-        import pyarrow.parquet as pq
-
-        schema = pq.read_schema(p)
-    except Exception:  # the full load reports an unreadable file in its own words
-        return None
-    # pandas keeps a frame's named index as a column of the file; read_parquet makes it
-    # the index again, so it is no column of the table.
-    index = {c for c in (schema.pandas_metadata or {}).get("index_columns", ())
-             if isinstance(c, str)}
-    stored = [c for c in schema.names if c not in index]
-    names = [str(c).strip() for c in stored]
-    if len(set(names)) != len(names) or any(not n for n in names):
-        return None  # repeated or blank names: the full load says what is wrong
-    _require(names, wanted)
-    by_name = dict(zip(names, stored, strict=True))
-    try:
-        df = pd.read_parquet(p, columns=[by_name[w] for w in wanted])
-    except Exception as exc:
-        raise DataError(f"{p.name}: not a readable Parquet file ({_first_line(exc)})") from exc
-    df.columns = list(wanted)
-    df.attrs.update(format="parquet", encoding=None)
-    return df, names
-
-
-def _text_projected(p: Path, ext: str, state: Any, header: bool, wanted: tuple[str, ...]
-                    ) -> tuple[pd.DataFrame, list[str]] | None:
-    """The ``wanted`` columns of a UTF-8 text file, parsed by pyarrow from the file.
-
-    The same conditions as :func:`_load_utf8_fast` (valid UTF-8, no ``0x``, no byte 0
-    at the start, names neither repeated nor blank), checked in one streaming pass, and
-    the same checks of the columns read; ``None`` otherwise.
-    """
-    scan = _scan_text(p, state)
-    if scan is None:
-        return None
-    encoding, head = scan
-    delimiter = _delimiter(ext, head)
-    stored = _text_names(p, delimiter, header)
-    if stored is None:
-        return None
-    names = stored if header else [str(i) for i in range(1, len(stored) + 1)]
-    if not header:
-        stored = [f"f{i}" for i in range(len(stored))]  # pyarrow's generated names
-    if len(set(names)) != len(names) or any(not n.strip() or n != n.strip() for n in names):
-        return None  # the C parser renames repeats and blanks; names with spaces get trimmed
-    _require(names, wanted)
-    by_name = dict(zip(names, stored, strict=True))
-    _step(state, _READ_SHARE, f"Parsing {p.name}")
-    table = _arrow_table(os.fspath(p), delimiter, header=header,
-                         include=[by_name[w] for w in wanted])
-    if table is None:
-        return None
-    _step(state, _CONVERT_AT, "Converting")
-    try:
-        # self_destruct: each column's Arrow buffers are freed as soon as it is converted.
-        df = table.to_pandas(split_blocks=True, self_destruct=True)
-    except Exception:  # pragma: no cover - the C parser's path reports the problem
-        return None
-    del table
-    df.columns = list(wanted)
-    df.attrs.update(format=ext[1:], encoding=encoding, delimiter=delimiter)
-    return df, names
-
-
-def _scan_text(p: Path, state: Any) -> tuple[str, str] | None:
-    """One pass over the file in chunks: its encoding and first characters if it is
-    non-empty UTF-8 without ``0x`` (the fast path's conditions), else ``None``."""
-    import codecs
-
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    size, done, head, tail, content = max(p.stat().st_size, 1), 0, b"", b"", False
-    try:
-        with p.open("rb") as handle:
-            while chunk := handle.read(_READ_CHUNK):
-                if not head:
-                    head = chunk[:_SNIFF_BYTES]
-                    if b"\x00" in head:
-                        return None
-                if not chunk.isascii():
-                    decoder.decode(chunk)  # raises on invalid UTF-8
-                if _HEX_RE.search(tail + chunk[:1]) or _has_hex(chunk):
-                    return None  # pyarrow reads 0x10 as 16, pandas as text
-                content = content or not chunk.isspace()
-                tail = chunk[-1:]
-                done += len(chunk)
-                _step(state, _READ_SHARE * done / size, f"Reading {p.name}")
-            decoder.decode(b"", final=True)
-    except UnicodeDecodeError:
-        return None
-    except OSError as exc:
-        raise DataError(f"{p.name}: cannot read file ({exc.strerror or exc})") from exc
-    if not content:
-        return None  # "empty" comes from the full load's path
-    encoding = "utf-8"
-    if head.startswith(_UTF8_BOM):
-        head, encoding = head[len(_UTF8_BOM):], "utf-8-sig"
-    if not head.strip():
-        return None
-    return encoding, head.decode("utf-8", errors="ignore")
-
-
-def _text_names(p: Path, delimiter: str, header: bool) -> list[str] | None:
-    """The names of a text file's columns as pyarrow reads its first line (``f0``, … for
-    a file without a header), from its first block only; ``None`` if it cannot."""
-    try:
-        import pyarrow.csv as pcsv
-
-        reader = pcsv.open_csv(
-            os.fspath(p),
-            read_options=pcsv.ReadOptions(use_threads=False, block_size=1 << 20,
-                                          autogenerate_column_names=not header),
-            parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char='"',
-                                            double_quote=True, newlines_in_values=False,
-                                            ignore_empty_lines=True),
-        )
-        names = list(reader.schema.names)
-        reader.close()
-    except Exception:
-        return None
-    return names
-
-
 # --- the fast path: pyarrow's CSV reader ------------------------------------------------
 
 #: What pandas' C parser reads as missing (pandas' default ``na_values``).
@@ -549,18 +381,8 @@ def _arrow_table(raw: bytes | str, delimiter: str, strings: frozenset[str] = fro
     except ImportError:  # pragma: no cover - pyarrow is a dependency
         return None
     try:
-        read_options = pcsv.ReadOptions(use_threads=True, autogenerate_column_names=not header)
-        parse_options = pcsv.ParseOptions(
-            delimiter=delimiter, quote_char='"', double_quote=True,
-            newlines_in_values=False, ignore_empty_lines=True,
-        )
-        convert_options = pcsv.ConvertOptions(
-            null_values=list(_NA_VALUES), strings_can_be_null=True,
-            quoted_strings_can_be_null=True,
-            true_values=["True", "TRUE", "true"], false_values=["False", "FALSE", "false"],
-            column_types={name: pa.string() for name in strings},
-            include_columns=list(include or ()),
-        )
+        read_options, parse_options, convert_options = _csv_options(delimiter, header, strings,
+                                                                    include)
         if isinstance(raw, bytes):
             table = pcsv.read_csv(pa.py_buffer(raw), read_options=read_options,
                                   parse_options=parse_options, convert_options=convert_options)
@@ -594,9 +416,7 @@ def _arrow_table(raw: bytes | str, delimiter: str, strings: frozenset[str] = fro
         elif pa.types.is_temporal(kind):
             temporal.add(name)
         elif pa.types.is_float64(kind):
-            # Whole numbers beyond int64: pandas keeps them exact (uint64 or objects).
-            huge = pc.and_(pc.is_finite(column), pc.greater_equal(pc.abs(column), 2.0**63))
-            if pc.any(huge).as_py():
+            if _beyond_int64(column):
                 return None
         elif not pa.types.is_int64(kind):
             return None
@@ -607,6 +427,44 @@ def _arrow_table(raw: bytes | str, delimiter: str, strings: frozenset[str] = fro
             return None  # pragma: no cover - a second reading is always all text there
         return _arrow_table(raw, delimiter, frozenset(temporal), header, include)
     return pa.table(columns, names=renamed)
+
+
+def _csv_options(delimiter: str, header: bool, strings: frozenset[str] = frozenset(),
+                 include: Sequence[str] | None = None) -> tuple[Any, Any, Any]:
+    """pyarrow's read, parse and convert options that read text as pandas' parser does
+    (its missing-value spellings, its booleans); ``strings`` are read as text."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    read_options = pcsv.ReadOptions(use_threads=True, autogenerate_column_names=not header)
+    parse_options = pcsv.ParseOptions(
+        delimiter=delimiter, quote_char='"', double_quote=True,
+        newlines_in_values=False, ignore_empty_lines=True,
+    )
+    convert_options = pcsv.ConvertOptions(
+        null_values=list(_NA_VALUES), strings_can_be_null=True,
+        quoted_strings_can_be_null=True,
+        true_values=["True", "TRUE", "true"], false_values=["False", "FALSE", "false"],
+        column_types={name: pa.string() for name in strings},
+        include_columns=list(include or ()),
+    )
+    return read_options, parse_options, convert_options
+
+
+def _beyond_int64(column: Any) -> bool:
+    """Whether a float64 column holds a finite value of magnitude ≥ 2⁶³: pandas' parser
+    keeps such whole numbers exact (uint64 or objects), pyarrow makes them floats."""
+    import pyarrow.compute as pc
+
+    huge = pc.and_(pc.is_finite(column), pc.greater_equal(pc.abs(column), 2.0**63))
+    return bool(pc.any(huge).as_py())
+
+
+def _numbers_as_pandas_reads_them(column: Any) -> bool:
+    """Whether a streamed int64 or float64 batch reads as pandas' parser reads it."""
+    import pyarrow as pa
+
+    return not (pa.types.is_float64(column.type) and _beyond_int64(column))
 
 
 def _ragged_message(name: str, text: str, delimiter: str) -> str | None:

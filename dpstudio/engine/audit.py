@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import betaincinv
+
+from dpstudio.engine.special import betaincinv
 
 __all__ = ["AuditResult", "clopper_pearson", "epsilon_lower_bound"]
 

@@ -13,10 +13,10 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.special import log_ndtr
 
 from dpstudio.engine.checks import number, positive
 from dpstudio.engine.errors import ParameterError
+from dpstudio.engine.special import log_ndtr
 
 __all__ = [
     "analytic_gaussian_delta",

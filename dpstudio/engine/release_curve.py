@@ -34,7 +34,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtr, ndtri
 
 from dpstudio.engine.calibration import discrete_gaussian_sigma
 from dpstudio.engine.errors import ParameterError
@@ -45,6 +44,7 @@ from dpstudio.engine.queries import (
     sum_sensitivity,
 )
 from dpstudio.engine.registry import REGISTRY, MechanismInfo
+from dpstudio.engine.special import ndtr, ndtri
 from dpstudio.engine.tradeoff import (
     alpha_grid,
     compose_tradeoff,

@@ -63,7 +63,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from scipy import special
+
+from dpstudio.engine import special
 
 from . import _exact
 from ._exact import LazyUniform

@@ -18,7 +18,6 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.special import ndtri
 
 from dpstudio.engine.errors import QueryError
 from dpstudio.engine.queries import (
@@ -35,6 +34,7 @@ from dpstudio.engine.queries.sums import _step_sensitivity
 from dpstudio.engine.registry import REGISTRY
 from dpstudio.engine.release_draws import ReleaseDraws
 from dpstudio.engine.rng import Source
+from dpstudio.engine.special import ndtri
 from dpstudio.jobs import State, check
 
 __all__ = ["METRICS", "ErrorCurve", "analytic_curve", "monte_carlo_curve", "true_value"]

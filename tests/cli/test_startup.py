@@ -52,3 +52,30 @@ def test_the_data_package_imports_its_parts_on_first_use():
     out = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True,
                          text=True).stdout.split()
     assert out == ["False", "True", "True"]
+
+
+#: Engine modules that call scipy.special (or scipy.fft) only inside functions.
+_SCIPY_ON_FIRST_USE = (
+    "release_curve", "sampling", "utility", "calibration", "audit", "accounting.gdp",
+    "accounting.composition", "accounting.pld", "accounting.rdp", "shuffle.amplification",
+    "tradeoff.curves", "distributed.skellam", "distributed.sparse_graph", "local.run",
+    "local.sfp",
+)
+
+
+def test_engine_modules_import_scipy_special_and_fft_on_first_use():
+    probe = textwrap.dedent("""
+        import importlib, json, sys
+        for name in sys.argv[1:]:
+            importlib.import_module("dpstudio.engine." + name)
+        loaded = [m for m in ("scipy.special", "scipy.fft") if m in sys.modules]
+        from dpstudio.engine.special import log_ndtr, ndtri
+        first = [float(ndtri(0.975)), float(log_ndtr(-3.0))]
+        then = "scipy.special" in sys.modules  # the first call imported it
+        import scipy.special as s
+        print(json.dumps({"loaded": loaded, "then": then,
+                          "same": first == [float(s.ndtri(0.975)), float(s.log_ndtr(-3.0))]}))
+    """)
+    out = subprocess.run([sys.executable, "-c", probe, *_SCIPY_ON_FIRST_USE], check=True,
+                         capture_output=True, text=True)
+    assert json.loads(out.stdout) == {"loaded": [], "then": True, "same": True}

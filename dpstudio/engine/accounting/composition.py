@@ -14,12 +14,12 @@ from collections.abc import Iterable
 from fractions import Fraction
 
 import numpy as np
-from scipy.special import gammaln
 
 from dpstudio.engine.accounting import budget
 from dpstudio.engine.calibration import validate_delta
 from dpstudio.engine.checks import count, non_negative
 from dpstudio.engine.errors import ParameterError
+from dpstudio.engine.special import gammaln
 
 __all__ = [
     "advanced_composition",

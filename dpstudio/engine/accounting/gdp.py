@@ -13,12 +13,12 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import log_ndtr
 
 from dpstudio.engine.calibration import validate_delta, validate_sensitivity
 from dpstudio.engine.checks import count, positive
 from dpstudio.engine.checks import sample_rate as _check_rate
 from dpstudio.engine.errors import ParameterError
+from dpstudio.engine.special import log_ndtr
 
 __all__ = ["GDPEstimate", "gdp_compose", "gdp_delta", "gdp_epsilon", "gdp_gaussian",
            "gdp_subsampled_gaussian_clt"]

@@ -12,12 +12,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import gammaln, gammasgn, log_ndtr
 
 from dpstudio.engine.calibration import validate_delta, validate_sensitivity
 from dpstudio.engine.checks import positive
 from dpstudio.engine.checks import sample_rate as _check_rate
 from dpstudio.engine.errors import ParameterError
+from dpstudio.engine.special import gammaln, gammasgn, log_ndtr
 
 __all__ = [
     "DEFAULT_ORDERS",

@@ -17,8 +17,8 @@ import functools
 import math
 
 import numpy as np
-from scipy import special
 
+from dpstudio.engine import special
 from dpstudio.engine.calibration import validate_delta, validate_epsilon
 from dpstudio.engine.errors import ParameterError
 

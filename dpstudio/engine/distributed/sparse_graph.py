@@ -42,9 +42,9 @@ import functools
 import math
 
 import numpy as np
-from scipy.special import gammaln
 
 from dpstudio.engine.errors import ParameterError
+from dpstudio.engine.special import gammaln
 
 __all__ = ["DEFAULT_CORRUPT_FRACTION", "ETA", "SIGMA", "sparse_graph_parameters"]
 

@@ -32,10 +32,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit
 
 from dpstudio.engine.errors import EngineError, QueryError
 from dpstudio.engine.learning.features import _validate_lambda
+from dpstudio.engine.special import expit
 
 __all__ = ["LIPSCHITZ", "LogisticFit", "fit_logistic", "gradient_tolerance", "sensitivity_l2"]
 

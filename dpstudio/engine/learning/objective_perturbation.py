@@ -40,7 +40,6 @@ import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from scipy.special import expit, gammaincinv, ndtri
 
 from dpstudio.engine.additive import IntegerNoise, fine_grid
 from dpstudio.engine.calibration import validate_delta, validate_epsilon
@@ -50,6 +49,7 @@ from dpstudio.engine.learning.features import _validate_lambda
 from dpstudio.engine.learning.logistic import gradient_tolerance
 from dpstudio.engine.learning.output_perturbation import snap
 from dpstudio.engine.rng import Source, require_secure
+from dpstudio.engine.special import expit, gammaincinv, ndtri
 
 __all__ = [
     "ENTRIES",

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtri
 
 from dpstudio.engine.errors import QueryError
 from dpstudio.engine.local.base import POSTPROCESS, MeanOracle, postprocess_counts
@@ -28,6 +27,7 @@ from dpstudio.engine.local.respond import (
 from dpstudio.engine.queries import present_mask
 from dpstudio.engine.registry import REGISTRY
 from dpstudio.engine.rng import Source
+from dpstudio.engine.special import ndtri
 from dpstudio.jobs import State, check, scaled
 
 __all__ = ["Collected", "LocalResult", "collect_reports", "run_local"]

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import ndtri
 
 from dpstudio.engine.errors import ParameterError, QueryError
 from dpstudio.engine.local._coins import uniform_below32
 from dpstudio.engine.local.base import LocalRandomizer, validate_local_epsilon
 from dpstudio.engine.local.bits import bit_strings, get_bits, pattern_keys
 from dpstudio.engine.local.cms import _P61, _P61_U, CMSReports, CountMeanSketch, _mulmod61
+from dpstudio.engine.special import ndtri
 from dpstudio.jobs import State, check, scaled
 
 __all__ = ["Discovery", "SFPReports", "SequenceFragmentPuzzle", "word_codes",

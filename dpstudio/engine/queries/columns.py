@@ -10,7 +10,6 @@ into the declared labels (:func:`row_codes`, :func:`category_codes`,
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,20 +48,31 @@ def _numeric(values: np.ndarray, spec: QuerySpec) -> _Column:
         raise QueryError(f"a {spec.query} needs a numeric column") from None
     if v.size == 0:
         raise QueryError("the column is empty")
-    present = v[np.isfinite(v)]
+    finite = np.isfinite(v)
+    n_present = int(np.count_nonzero(finite))
+    # A column without missing values is used as it is (read-only: the caller's data),
+    # not copied whole.
+    if n_present == v.size:
+        present = v.view()
+        present.flags.writeable = False
+    else:
+        present = v[finite]
+    del finite
     c = spec.impute_value()
-    # ±inf is missing too: imputed (never clamped) or dropped, and counted.
-    filled, missing, non_finite = fill_missing(v, math.nan if c is None else c)
-    if c is not None:
-        used = filled
-    elif present.size == 0:
+    if c is not None:  # ±inf is missing too: imputed (never clamped), and counted
+        used, missing, non_finite = fill_missing(v, c)
+    elif n_present == 0:
         raise QueryError("the column has no finite values (all missing, NaN or infinite)")
     else:
-        used = present
+        used, missing = present, v.size - n_present
+        non_finite = int(np.count_nonzero(np.isinf(v))) if missing else 0
     clamped = 0
     if spec.bounds is not None:
         lo, hi = check_bounds(spec.bounds)
-        clamped = int(np.count_nonzero((present < lo) | (present > hi)))
+        # In slices: two boolean temporaries of one slice, never of the whole column.
+        clamped = sum(int(np.count_nonzero((part < lo) | (part > hi)))
+                      for part in (present[i:i + _COUNT_SLICE]
+                                   for i in range(0, present.size, _COUNT_SLICE)))
     return _Column(used, clamped, missing, non_finite)
 
 

@@ -47,8 +47,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
+from dpstudio.engine import special
 from dpstudio.engine.checks import number, positive
 from dpstudio.engine.errors import ParameterError
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtr, ndtri
 
 from dpstudio.engine.calibration import validate_delta, validate_epsilon, validate_sensitivity
 from dpstudio.engine.checks import non_negative, number, positive
 from dpstudio.engine.errors import ParameterError
+from dpstudio.engine.special import ndtr, ndtri
 
 __all__ = [
     "TradeoffCurve",
