@@ -244,7 +244,8 @@ def _parquet_columns(p: Path) -> tuple[list[str], dict[str, str]]:
 
 def _text_columns(p: Path, header: bool) -> list[str]:
     """Column names from a text file's first line (its only line read here)."""
-    from dpstudio.data.loading import decode_bytes, sniff_delimiter
+    from dpstudio.data.loading import decode_bytes
+    from dpstudio.data.text_tables import sniff_delimiter
 
     try:
         with p.open("rb") as handle:

@@ -17,7 +17,8 @@ from typing import Any
 import pandas as pd
 
 from dpstudio.data.errors import DataError, shorten
-from dpstudio.data.loading import (
+from dpstudio.data.numeric_stream import parquet_numeric, text_numeric
+from dpstudio.data.text_tables import (
     _CONVERT_AT,
     _HEX_RE,
     _READ_CHUNK,
@@ -35,7 +36,6 @@ from dpstudio.data.loading import (
     _step,
     header_note,
 )
-from dpstudio.data.numeric_stream import parquet_numeric, text_numeric
 
 
 def load_projected(p: Path, ext: str, state: Any, header: bool, wanted: tuple[str, ...]
