@@ -30,12 +30,19 @@ LEDGER_NOTE = ("not charged to any ledger: dpstudio query records nothing; publi
                "a project (dpstudio release) to charge a dataset's budget")
 
 
-def _mechanism_params() -> dict[str, list[tuple[str, Any]]]:
-    """Every mechanism parameter in the registry except ε and δ: name → [(mechanism, Param)]."""
+def _queryable() -> list[Any]:
+    """The registry entries ``dpstudio query`` runs: those answering a query (training
+    methods such as DP-SGD answer none here: ``dpstudio train`` runs them)."""
     from dpstudio.engine.registry import REGISTRY
 
+    return [info for info in REGISTRY if info.queries]
+
+
+def _mechanism_params() -> dict[str, list[tuple[str, Any]]]:
+    """Every parameter of the entries ``dpstudio query`` runs except ε and δ:
+    name → [(mechanism, Param)]."""
     found: dict[str, list[tuple[str, Any]]] = {}
-    for info in REGISTRY:
+    for info in _queryable():
         for param in info.params:
             if param.name not in ("epsilon", "delta"):
                 found.setdefault(param.name, []).append((info.name, param))
@@ -63,9 +70,9 @@ def parser() -> argparse.ArgumentParser:
                    "then named 1, 2, …)")
     p.add_argument("--column", required=True, help="column to query")
     p.add_argument("--query", required=True, choices=queries)
-    p.add_argument("--mechanism", required=True, choices=REGISTRY.names(),
+    p.add_argument("--mechanism", required=True, choices=[m.name for m in _queryable()],
                    help="; ".join(f"{m.name} [{', '.join(m.trust_models)}]: {m.description}"
-                                  for m in REGISTRY))
+                                  for m in _queryable()))
     p.add_argument("--trust-model", choices=runnable_trust_models(),
                    help="who is trusted (default: the mechanism's own trust model)")
     p.add_argument("--epsilon", required=True, type=float,

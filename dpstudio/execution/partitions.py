@@ -19,12 +19,11 @@ import numpy as np
 
 from dpstudio.data.errors import DataError, shorten
 from dpstudio.data.folders import FileDataset, FileEntry, hash_bytes
-from dpstudio.engine.errors import EngineError
 from dpstudio.engine.queries import QuerySpec
 from dpstudio.engine.queries.partial import Partial, add_partials, partial_sums
 from dpstudio.engine.rng import SecureSource, SimulationSource
 from dpstudio.execution.engines import ExecutionError
-from dpstudio.jobs import Cancelled
+from dpstudio.execution.futures import check_cancelled, gather_tasks, report_progress
 
 __all__ = ["READERS", "file_partial", "folder_values", "read_column", "sum_files"]
 
@@ -118,13 +117,14 @@ def sum_files(ds: FileDataset, column: str, reader: str, spec: QuerySpec, *,
     args = [(str(f), ds.format, column, reader, spec, header, s, fingerprint, root)
             for f, s in zip(ds.files, _seeds(seed, len(ds.files)), strict=True)]
     results: list[tuple[Partial, FileEntry | None]] = []
+    text = f"Summing {len(ds.files)} files of {ds.name}"
     if client is None:
         for i, a in enumerate(args):
-            _check(state)
+            check_cancelled(state)
             results.append(file_partial(*a))
-            _progress(state, (i + 1) / len(args), ds)
+            report_progress(state, (i + 1) / len(args), text)
     else:
-        results = _on_cluster(client, args, state, ds)
+        results = gather_tasks(client, file_partial, args, state, text)
     for partial, _ in results:  # only exact integers come back, never a value
         if not isinstance(partial, Partial) or not all(
                 isinstance(v, int) for v in partial.integers()):
@@ -132,54 +132,6 @@ def sum_files(ds: FileDataset, column: str, reader: str, spec: QuerySpec, *,
     total = add_partials([p for p, _ in results])
     entries = [e for _, e in results if e is not None]
     return total, entries
-
-
-def _on_cluster(client: Any, args: list[tuple], state: Any, ds: FileDataset
-                ) -> list[tuple[Partial, FileEntry | None]]:
-    import time
-
-    # pure=False: two releases of one file are two draws of the rounding, never cached.
-    futures = [client.submit(file_partial, *a, pure=False, key=f"dpstudio-{i}-{_key()}")
-               for i, a in enumerate(args)]
-    out: list[Any] = [None] * len(futures)
-    waiting = set(range(len(futures)))
-    try:
-        while waiting:  # polled: progress per file, and a cancel is seen within 50 ms
-            _check(state)
-            finished = [i for i in waiting if futures[i].done()]
-            for i in finished:
-                out[i] = futures[i].result()  # re-raises a task's own error
-                waiting.discard(i)
-            if finished:
-                _progress(state, 1.0 - len(waiting) / len(futures), ds)
-            else:
-                time.sleep(0.05)
-    except (DataError, EngineError, Cancelled):
-        client.cancel(futures)
-        raise
-    except Exception as exc:  # KilledWorker, a lost connection, a worker's own failure
-        client.cancel(futures)
-        text = str(exc).splitlines()[0] if str(exc) else ""
-        raise ExecutionError(f"the Dask cluster could not finish the query "
-                             f"({type(exc).__name__}{': ' + shorten(text, 120) if text else ''});"
-                             " nothing was released") from None
-    return out
-
-
-def _key() -> str:
-    import uuid
-
-    return uuid.uuid4().hex
-
-
-def _check(state: Any) -> None:
-    if state is not None and state.cancelled():
-        raise Cancelled()
-
-
-def _progress(state: Any, fraction: float, ds: FileDataset) -> None:
-    if state is not None:
-        state.progress(fraction, f"Summing {len(ds.files)} files of {ds.name}")
 
 
 def folder_values(ds: FileDataset, column: str, reader: str, header: bool = True
