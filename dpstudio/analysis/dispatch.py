@@ -32,7 +32,7 @@ __all__ = [
 
 
 def run(analysis: AnalysisSpec, values: Any, source: Source, *,
-        notes: Sequence[str] = ()) -> AnalysisResult:
+        notes: Sequence[str] = (), state: Any = None) -> AnalysisResult:
     """Run one analysis on the column's values and return its result.
 
     Parameters
@@ -50,6 +50,10 @@ def run(analysis: AnalysisSpec, values: Any, source: Source, *,
         result then says so).
     notes : sequence of str
         Notes from resolution, shown before the engine's own.
+    state : State, optional
+        Progress and cancel (:mod:`dpstudio.jobs`) for the long runs: a local protocol,
+        secure aggregation's masking, a training run and its audit. A cancelled run
+        raises :class:`~dpstudio.jobs.Cancelled` and returns nothing.
 
     Returns
     -------
@@ -67,7 +71,7 @@ def run(analysis: AnalysisSpec, values: Any, source: Source, *,
 
         raise QueryError(f"no {analysis.trust_model}-model analysis of a "
                          f"{analysis.query.query} yet")
-    return runner(analysis, values, source, list(notes))
+    return runner(analysis, values, source, list(notes), state)
 
 
 def _split_analyst(fields: dict[str, Any]) -> dict[str, Any]:
@@ -80,8 +84,9 @@ def _split_analyst(fields: dict[str, Any]) -> dict[str, Any]:
     return extra
 
 
-def _central(a: AnalysisSpec, values: np.ndarray, source: Source, notes: list[str]
-             ) -> AnalysisResult:
+def _central(a: AnalysisSpec, values: np.ndarray, source: Source, notes: list[str],
+             state: Any = None) -> AnalysisResult:
+    # One vectorized pass: quick at any size the process holds, so no progress to report.
     from dpstudio.engine.queries import release, run_query
 
     # A release insists on the OS CSPRNG; only a simulation may use a seeded generator.
@@ -94,14 +99,15 @@ def _central(a: AnalysisSpec, values: np.ndarray, source: Source, notes: list[st
     return AnalysisResult(a, result, fields, analyst, source_label=source.label)
 
 
-def _local(a: AnalysisSpec, values: Any, source: Source, notes: list[str]) -> AnalysisResult:
+def _local(a: AnalysisSpec, values: Any, source: Source, notes: list[str],
+           state: Any = None) -> AnalysisResult:
     from dpstudio.engine.local import run_local
 
     q = a.query
     result = run_local(values, q.mechanism, q.mechanism_params(), query=q.query,
                        categories=q.categories,
                        bounds=q.bounds if q.query == "mean" else None, source=source,
-                       postprocess=a.postprocess, confidence=q.confidence)
+                       postprocess=a.postprocess, confidence=q.confidence, state=state)
     # Every row sends a report, so n is the number of rows; how many were missing is the
     # analyst's alone.
     fields = result.to_dict() | {"missing_count": result.missing}
@@ -128,12 +134,14 @@ class _SumProtocol:
         clients: its preview is drawn from the plan instead).
     extra : tuple of str
         :class:`AnalysisSpec` fields passed on by name (``dropouts``).
+    takes_state : bool
+        Whether the runner reports progress and answers cancel (a ``state`` argument).
     """
 
     def __init__(self, module: str, runner: str, planner: str, *, quick: bool,
-                 extra: tuple[str, ...] = ()) -> None:
+                 extra: tuple[str, ...] = (), takes_state: bool = False) -> None:
         self.module, self.runner, self.planner = module, runner, planner
-        self.quick, self.extra = quick, extra
+        self.quick, self.extra, self.takes_state = quick, extra, takes_state
 
     def _engine(self, name: str) -> Callable[..., Any]:
         return getattr(importlib.import_module(self.module), name)
@@ -152,10 +160,12 @@ class _SumProtocol:
         kwargs = {name: getattr(a, name) for name in self.extra}
         return dict(query=q.query, **kwargs, **dict(q.params, confidence=q.confidence))
 
-    def __call__(self, a: AnalysisSpec, values: Any, source: Source, notes: list[str]
-                 ) -> AnalysisResult:
+    def __call__(self, a: AnalysisSpec, values: Any, source: Source, notes: list[str],
+                 state: Any = None) -> AnalysisResult:
         q = a.query
         kwargs = self._kwargs(a)
+        if state is not None and self.takes_state:
+            kwargs["state"] = state
         result = self._engine(self.runner)(values, q.bounds, q.mechanism, q.epsilon, q.delta,
                                            source, **kwargs)
         fields = result.to_dict()
@@ -190,7 +200,8 @@ def _cached_plan(protocol: _SumProtocol, key: tuple) -> Any:
     return protocol._plan(*args, dict(kwargs))
 
 
-def _model(a: AnalysisSpec, model: Any, source: Source, notes: list[str]) -> AnalysisResult:
+def _model(a: AnalysisSpec, model: Any, source: Source, notes: list[str],
+           state: Any = None) -> AnalysisResult:
     """A model: ``query.column`` is the label, ``features`` the features.
 
     A training run (``a.training``: any model and method, a held-out split, metrics) goes
@@ -200,7 +211,7 @@ def _model(a: AnalysisSpec, model: Any, source: Source, notes: list[str]) -> Ana
     if a.training is not None:
         from dpstudio.analysis.training import run_training
 
-        return run_training(a, model, source, notes)
+        return run_training(a, model, source, notes, state)
     from dpstudio.engine.learning import release_logistic, simulate_logistic
 
     q = a.query
@@ -219,13 +230,14 @@ def _model(a: AnalysisSpec, model: Any, source: Source, notes: list[str]) -> Ana
     return AnalysisResult(a, result, fields, analyst, source_label=source.label)
 
 
-_RUNNERS: dict[str, Callable[[AnalysisSpec, Any, Source, list[str]], AnalysisResult]] = {
+_RUNNERS: dict[str, Callable[[AnalysisSpec, Any, Source, list[str], Any], AnalysisResult]] = {
     "central": _central,
     "local": _local,
     "shuffle": _SumProtocol("dpstudio.engine.shuffle", "run_shuffle_sum", "plan_shuffle_sum",
                             quick=True),
     "distributed": _SumProtocol("dpstudio.engine.distributed", "run_secure_sum",
-                                "plan_secure_sum", quick=False, extra=("dropouts",)),
+                                "plan_secure_sum", quick=False, extra=("dropouts",),
+                                takes_state=True),
     "model": _model,
 }
 

@@ -17,7 +17,7 @@ from dpstudio.analysis.request import AnalysisSpec
 from dpstudio.engine.errors import QueryError
 from dpstudio.engine.rng import Source
 
-__all__ = ["federated_options", "train_sites"]
+__all__ = ["federated_options", "site_assignment", "train_sites"]
 
 
 def federated_options(method: str, variant: str, federated: Mapping[str, Any] | None,
@@ -81,6 +81,41 @@ def federated_options(method: str, variant: str, federated: Mapping[str, Any] | 
     return out
 
 
+def site_assignment(a: AnalysisSpec, y: np.ndarray, columns: Mapping[str, np.ndarray],
+                    rows: np.ndarray) -> Any:
+    """The site of each training row: a column's values, or a random label-skewed split.
+
+    Parameters
+    ----------
+    a : AnalysisSpec
+        A resolved federated training run.
+    y : numpy.ndarray
+        The training labels.
+    columns : mapping
+        All columns read (the site column among them for ``sites_by``).
+    rows : numpy.ndarray
+        The training rows' indices in ``columns``.
+
+    Returns
+    -------
+    Sites
+
+    Raises
+    ------
+    QueryError
+        For a site column that was not read.
+    """
+    from dpstudio.engine.learning.sites import sites_from_column, split_sites
+
+    t = a.training
+    f = t.federated
+    if f["sites_by"] is not None:
+        if f["sites_by"] not in columns:
+            raise QueryError(f"no site column {f['sites_by']!r}")
+        return sites_from_column(np.asarray(columns[f["sites_by"]], dtype=object)[rows])
+    return split_sites(y, int(f["sites"]), f["imbalance"], seed=t.split_seed)
+
+
 def train_sites(a: AnalysisSpec, model: Any, X: np.ndarray, y: np.ndarray,
                 columns: Mapping[str, np.ndarray], rows: np.ndarray, source: Source,
                 release: bool, measure: Callable[[Any, np.ndarray], dict], state: Any) -> Any:
@@ -118,17 +153,11 @@ def train_sites(a: AnalysisSpec, model: Any, X: np.ndarray, y: np.ndarray,
         For sites or parameters the engine refuses.
     """
     from dpstudio.engine.learning.federated import train_federated
-    from dpstudio.engine.learning.sites import sites_from_column, split_sites
     from dpstudio.engine.local.tally import simulation_generator
 
     t, q = a.training, a.query
     f = t.federated
-    if f["sites_by"] is not None:
-        if f["sites_by"] not in columns:
-            raise QueryError(f"no site column {f['sites_by']!r}")
-        sites = sites_from_column(np.asarray(columns[f["sites_by"]], dtype=object)[rows])
-    else:
-        sites = split_sites(y, int(f["sites"]), f["imbalance"], seed=t.split_seed)
+    sites = site_assignment(a, y, columns, rows)
     params = dict(q.params)
     if t.method == "dpsgd":
         params = a.info.resolve(q.mechanism_params())

@@ -56,6 +56,11 @@ class Training:
         Federated runs: ``sites_by`` (a column) or ``sites`` and ``imbalance`` (a random,
         label-skewed split), ``rounds``, ``local_steps``, ``fraction``; None when
         centralized.
+    runs : int
+        How many times the private training is repeated (a simulation) for the spread of
+        its metrics; 1 for one run.
+    sites_alone : bool
+        Federated runs: also train each site alone, at the same (ε, δ), on its own rows.
     """
 
     model: str = "logistic"
@@ -69,6 +74,8 @@ class Training:
                                                                      compare=False)
     fed_variant: str = "none"
     federated: Mapping[str, Any] | None = field(default=None, compare=False)
+    runs: int = 1
+    sites_alone: bool = False
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from dpstudio.analysis.federated_run import federated_options, train_sites
+from dpstudio.analysis.federated_run import federated_options, site_assignment, train_sites
 from dpstudio.analysis.request import TRAIN_QUERY, AnalysisSpec, Training
 from dpstudio.analysis.result import AnalysisResult
 from dpstudio.engine.errors import ParameterError, QueryError
@@ -40,6 +40,7 @@ from dpstudio.engine.rng import SimulationSource, Source
 
 __all__ = [
     "METHODS",
+    "MAX_RUNS",
     "METHOD_MECHANISMS",
     "MODELS",
     "NonPrivateFit",
@@ -53,6 +54,8 @@ METHODS = ("nonprivate", "output", "objective", "dpsgd")
 #: The registry entry of each private method.
 METHOD_MECHANISMS = {"output": "dp_erm_logistic", "objective": "dp_objective_logistic",
                      "dpsgd": "dp_sgd"}
+#: The most repetitions of one training run (each is a full training).
+MAX_RUNS = 50
 #: λ of a non-private fit when none is given (the output-perturbation entry's default for
 #: logistic regression, a light ridge otherwise).
 _NONPRIVATE_LAMBDA = {"logistic": 0.01, "linear": 1e-4, "mlp": 1e-4}
@@ -85,7 +88,8 @@ def describe_training(label: str, features: Sequence[str], model: str, method: s
                       params: Mapping[str, Any] | None = None, hidden: int = 16,
                       test_fraction: float = 0.25, split_seed: int = 0,
                       audit: int = 0, fed_variant: str = "none",
-                      federated: Mapping[str, Any] | None = None) -> AnalysisSpec:
+                      federated: Mapping[str, Any] | None = None, runs: int = 1,
+                      sites_alone: bool = False) -> AnalysisSpec:
     """The training run a user describes field by field (as ``dpstudio train`` does).
 
     Parameters
@@ -120,6 +124,12 @@ def describe_training(label: str, features: Sequence[str], model: str, method: s
         Makes the run federated: ``sites_by`` (a column) or ``sites`` (a random split,
         label-skewed by ``imbalance``, a Dirichlet α), ``rounds``, ``local_steps`` and
         ``fraction`` (of sites per round).
+    runs : int, optional
+        Repetitions of the private training (1 to :data:`MAX_RUNS`; a simulation only),
+        for the spread of every metric.
+    sites_alone : bool, optional
+        A federated run: also train each site alone at the same (ε, δ) on its own rows,
+        and measure it on the same held-out rows (the value of collaborating).
 
     Returns
     -------
@@ -146,6 +156,8 @@ def describe_training(label: str, features: Sequence[str], model: str, method: s
     if int(audit) != 0 and int(audit) < 4:
         raise ParameterError("an audit needs at least 4 trainings per dataset (half choose "
                              "the test, half certify it)")
+    if not 1 <= int(runs) <= MAX_RUNS:
+        raise ParameterError(f"the number of runs must be between 1 and {MAX_RUNS}")
     given = dict(params or {})
     fed = federated_options(method, fed_variant, federated, given, int(audit))
     if fed is not None and method == "nonprivate":
@@ -190,7 +202,9 @@ def describe_training(label: str, features: Sequence[str], model: str, method: s
     training = Training(model=model, method=method, hidden=int(hidden),
                         test_fraction=float(test_fraction), split_seed=int(split_seed),
                         audit=int(audit), fed_variant=fed_variant if fed else "none",
-                        federated=fed)
+                        federated=fed, runs=int(runs), sites_alone=bool(sites_alone))
+    if sites_alone and fed is None:
+        raise QueryError("each site trained alone needs sites: --sites-by COL or --sites S")
     return AnalysisSpec("central", spec, features=feats, training=training)
 
 
@@ -437,6 +451,57 @@ def _audit(a: AnalysisSpec, train: Any, model: Any, X: np.ndarray, y: np.ndarray
                             state=state)
 
 
+def _theta(engine: Any) -> np.ndarray:
+    return np.asarray(getattr(engine, "theta", getattr(engine, "params", None)))
+
+
+def _child_sources(source: Source, count: int) -> list[Source]:
+    """Independent seeded sources for the repetitions of a simulation (never a release)."""
+    seed = getattr(source, "seed", None)
+    children = np.random.SeedSequence(seed if seed is not None else None).spawn(count + 1)[1:]
+    return [SimulationSource(int(c.generate_state(1, np.uint64)[0])) for c in children]
+
+
+def _sites_alone(a: AnalysisSpec, model: Any, lam: float, baseline: Any, X: np.ndarray,
+                 y: np.ndarray, columns: Mapping[str, np.ndarray], rows: np.ndarray,
+                 source: Source, measure: Any, state: Any) -> list[dict[str, Any]]:
+    """Each site trained alone on its own rows, by the centralized form of the run's
+    method at the same (ε, δ) (a site is its own curator), measured on the same
+    held-out rows; a site whose rows hold one class gets a note instead."""
+    from dataclasses import replace
+
+    from dpstudio.jobs import check
+
+    t = a.training
+    sites = site_assignment(a, y, columns, rows)
+    alone = replace(a, training=replace(t, federated=None, fed_variant="none"))
+    train, _ = _trainer(alone, model, lam, baseline)
+    out: list[dict[str, Any]] = []
+    for name, idx, src in zip(sites.names, sites.indices(),
+                              _child_sources(source, sites.count), strict=True):
+        check(state)
+        entry: dict[str, Any] = {"site": str(name), "rows": int(idx.size)}
+        if t.model != "linear" and np.unique(y[idx]).size < 2:
+            entry["note"] = "one class only: a classifier cannot be trained on this site alone"
+        else:
+            engine = (train(X[idx], y[idx], src, False, None) if t.method == "dpsgd"
+                      else train(X[idx], y[idx], src, False))
+            entry.update(measure(model, _theta(engine)))
+        out.append(entry)
+    return out
+
+
+def _spread(first: Mapping[str, float], rest: Sequence[Mapping[str, float]]
+            ) -> dict[str, dict[str, float]]:
+    """Each metric's mean, standard deviation (ddof 1), min and max over all runs."""
+    out = {}
+    for key, value in first.items():
+        runs = np.array([value, *(m[key] for m in rest)], dtype=float)
+        out[key] = {"mean": float(runs.mean()), "sd": float(runs.std(ddof=1)),
+                    "min": float(runs.min()), "max": float(runs.max()), "runs": int(runs.size)}
+    return out
+
+
 def run_training(a: AnalysisSpec, model_input: Any, source: Source,
                  notes: Sequence[str] = (), state: Any = None) -> AnalysisResult:
     """Train, measure on the held-out rows, compare with the non-private model, audit.
@@ -488,17 +553,25 @@ def run_training(a: AnalysisSpec, model_input: Any, source: Source,
 
     base = baseline(Xtr, ytr)
     release = not isinstance(source, SimulationSource) and t.method != "nonprivate"
+    if (t.runs > 1 or t.sites_alone) and not isinstance(source, SimulationSource):
+        raise QueryError(("repeated runs" if t.runs > 1 else "each site trained alone")
+                         + " is a simulation (the extra trainings are never released): add "
+                         "--simulate SEED")
     measure = _Metrics(a, Xte, yte)
-    if t.federated is not None:
-        engine = train_sites(a, model, Xtr, ytr, columns, train_idx, source, release,
-                            measure, state)
-        accountant, train = engine.accountant, None
-    else:
-        train, accountant = _trainer(a, model, lam, baseline)
+    train, accountant = (None, None) if t.federated is not None else _trainer(
+        a, model, lam, baseline)
+
+    def train_once(src: Source) -> Any:
+        if t.federated is not None:
+            return train_sites(a, model, Xtr, ytr, columns, train_idx, src, release,
+                               measure, state)
         if t.method == "dpsgd":
-            engine = train(Xtr, ytr, source, release, state)
-        else:
-            engine = train(Xtr, ytr, source, release)
+            return train(Xtr, ytr, src, release, state)
+        return train(Xtr, ytr, src, release)
+
+    engine = train_once(source)
+    if t.federated is not None:
+        accountant = engine.accountant
     theta = np.asarray(getattr(engine, "theta", getattr(engine, "params", None)))
     metrics = measure(model, theta)
     base_metrics = measure(model, base.theta)
@@ -530,6 +603,13 @@ def run_training(a: AnalysisSpec, model_input: Any, source: Source,
         fields["dpsgd"] = {"noise_multiplier": p.noise_multiplier, "steps": p.steps,
                            "sample_rate": p.sample_rate, "clip": p.clip,
                            "learning_rate": p.learning_rate}
+    if t.runs > 1:
+        fields["spread"] = _spread(metrics, [
+            measure(model, _theta(train_once(child)))
+            for child in _child_sources(source, t.runs - 1)])
+    if t.sites_alone:
+        fields["sites_alone"] = _sites_alone(a, model, lam, baseline, Xtr, ytr, columns,
+                                             train_idx, source, measure, state)
     if t.model in ("logistic", "linear"):
         fields["coefficients"] = _coefficients(theta.astype(np.float64), names, bounds,
                                                t.label_bounds)

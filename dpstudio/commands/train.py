@@ -67,9 +67,15 @@ def parser() -> argparse.ArgumentParser:
     fed.add_argument("--fed-variant", choices=("none", "local", "secagg", "cape", "shuffle"))
     fed.add_argument("--rounds", type=int, metavar="R", help="FedAvg rounds")
     fed.add_argument("--local-steps", type=int, metavar="E", help="local steps per round")
+    fed.add_argument("--sites-alone", action="store_true",
+                     help="also train each site alone at the same ε on its own rows (with "
+                     "--simulate): the value of collaborating")
     p.add_argument("--audit", type=int, default=0, metavar="N",
                    help="membership audit: N trainings on each of two neighbouring datasets "
                    "(≥ 4)")
+    p.add_argument("--runs", type=int, default=1, metavar="R",
+                   help="repeat the training R times (with --simulate) and report each "
+                   "metric's spread (mean, sd, min, max)")
     p.add_argument("--simulate", type=int, metavar="SEED",
                    help="draw all noise from a seeded generator: a simulation, NOT a release")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -143,7 +149,7 @@ def _run(args: argparse.Namespace) -> int:
         args.label, features, args.model, args.method, args.epsilon, delta=args.delta,
         params=_params(args), hidden=args.hidden or 16, test_fraction=args.test_fraction,
         split_seed=args.split_seed, audit=args.audit, fed_variant=variant,
-        federated=federated)
+        federated=federated, runs=args.runs, sites_alone=args.sites_alone)
     args.data = data_argument(args.data)  # sample:NAME → the bundled file, sidecar beside it
     analysis, notes = resolve_training(analysis, schema_for(args.data))
     source = SimulationSource(args.simulate) if args.simulate is not None else SecureSource()
@@ -186,6 +192,13 @@ def _print(out: dict[str, Any]) -> None:
         print(f"  federated    {out['fed_variant']}: {len(out['rounds'])} rounds, held-out "
               f"metric {_fmt(out['rounds'][0])} → {_fmt(out['rounds'][-1])}")
         print(f"  trusts       {out['trusts']}")
+    for key, sp in out.get("spread", {}).items():
+        print(f"  {key:<12} {_fmt(sp['mean'])} ± {_fmt(sp['sd'])} over {sp['runs']} runs "
+              f"(min {_fmt(sp['min'])}, max {_fmt(sp['max'])})")
+    for site in out.get("sites_alone", []):
+        figures = ", ".join(f"{k} {_fmt(site[k])}" for k in ("accuracy", "auc", "rmse")
+                            if k in site) or site.get("note", "")
+        print(f"  alone        {site['site']} ({site['rows']} rows): {figures}")
     for row in out.get("coefficients", []):
         print(f"  {row['feature']:<24} {row['coefficient']:>12.6g}")
     if "audit" in out:

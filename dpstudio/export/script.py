@@ -6,6 +6,10 @@ on, builds the same :class:`~dpstudio.engine.queries.QuerySpec` and calls
 the *procedure*, not the number: the noise is fresh, so its output is a new release that
 spends the privacy budget again — and, run outside DP Studio, that spending is not in the
 project's ledger. The script says so at the top and on stderr when it runs.
+
+A release on a folder (or glob) of files gets a script that sums the files where they are
+(this process or a Dask cluster, as the release did), checks the files' fingerprint
+(``files-sha256-v1``) before drawing anything, then draws the noise once.
 """
 
 from __future__ import annotations
@@ -192,6 +196,70 @@ if __name__ == "__main__":
 '''
 
 
+_FILES_TEMPLATE = '''#!/usr/bin/env python3
+"""Reproduce DP Studio release #{release_id} ({query} of {column_repr}) with dpstudio.
+
+Generated {created_at} by DP Studio {version} for the dataset {dataset_name}, a folder of
+files (fingerprint {fingerprint}, kind files-sha256-v1: every file's size and SHA-256).
+Each file is summed where it is ({engine} engine): clamped to the declared bounds, snapped
+by randomized rounding from the OS CSPRNG, and returned as exact integers; the noise is
+drawn once, here, after the files' fingerprint has been checked.
+
+WARNING: running this script draws FRESH noise. Its output is a NEW differentially
+private release: publishing it spends epsilon = {epsilon!r} (delta = {delta!r}) again, and
+this spending is NOT recorded in the DP Studio project ledger. Use it to audit or repeat
+the procedure, and record any result you publish with `dpstudio release` instead.
+
+Usage: python {script_name} [FOLDER [SCHEDULER]]   (default: the path below; SCHEDULER,
+e.g. tcp://host:8786, runs on that Dask cluster, "pandas" in this process)
+"""
+
+import json
+import sys
+from contextlib import nullcontext
+
+from dpstudio.data.folders import files_fingerprint, open_files
+from dpstudio.engine.queries import QuerySpec
+from dpstudio.engine.queries.partial import run_partials
+from dpstudio.engine.rng import SecureSource
+from dpstudio.execution.engines import dask_cluster
+from dpstudio.execution.partitions import sum_files
+from dpstudio.export import public_result
+
+DATASET = sys.argv[1] if len(sys.argv) > 1 else {dataset_path!r}
+ENGINE, SCHEDULER = {engine!r}, {scheduler!r}
+if len(sys.argv) > 2:
+    ENGINE, SCHEDULER = ("pandas", None) if sys.argv[2] == "pandas" else ("dask", sys.argv[2])
+FINGERPRINT = {fingerprint!r}
+READER = {files_reader!r}
+
+SPEC = QuerySpec(
+{spec_lines}
+)
+
+
+def main() -> int:
+    print("note: this draws fresh noise; publishing the output is a new release that is "
+          "not in the project ledger", file=sys.stderr)
+    ds = open_files(DATASET)
+    with dask_cluster(SCHEDULER) if ENGINE == "dask" else nullcontext() as cluster:
+        total, files = sum_files(ds, SPEC.column, READER, SPEC, header={header!r},
+                                 client=None if cluster is None else cluster.client,
+                                 fingerprint=True)
+    if files_fingerprint(files) != FINGERPRINT:
+        print(f"error: {{DATASET}} is not the dataset of release #{release_id} "
+              "(its files differ)", file=sys.stderr)
+        return 2
+    result = run_partials(total, SPEC, SecureSource())  # the noise, once, here
+    print(json.dumps(public_result(result), indent=2, allow_nan=False))  # public fields only
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
 def _literal(value: Any) -> str:
     """A Python literal for a spec field (repr round-trips str, float, int, tuples, dicts)."""
     if isinstance(value, tuple):
@@ -209,7 +277,8 @@ def _doc_safe(text: str) -> str:
     return "".join(ch if ch.isprintable() and ch not in '\\"' else "?" for ch in str(text))
 
 
-def _central_script(spec: QuerySpec, model: dict[str, Any] | None, **common: Any) -> str:
+def _spec_lines(spec: QuerySpec) -> str:
+    """The release's :class:`QuerySpec`, one keyword argument a line."""
     fields = {
         "query": spec.query, "mechanism": spec.mechanism, "epsilon": float(spec.epsilon),
         "delta": float(spec.delta),
@@ -222,8 +291,25 @@ def _central_script(spec: QuerySpec, model: dict[str, Any] | None, **common: Any
         "missing": spec.missing,
         **({"impute": float(spec.impute_value())} if spec.missing == "impute" else {}),
     }
-    spec_lines = "\n".join(f"    {k}={_literal(v)}," for k, v in fields.items())
-    return _TEMPLATE.format(spec_lines=spec_lines, **common)
+    return "\n".join(f"    {k}={_literal(v)}," for k, v in fields.items())
+
+
+def _central_script(spec: QuerySpec, model: dict[str, Any] | None, **common: Any) -> str:
+    return _TEMPLATE.format(spec_lines=_spec_lines(spec), **common)
+
+
+#: How :func:`dpstudio.execution.partitions.sum_files` reads a column, by the in-process
+#: reader's name.
+_FILES_READERS = {"numeric_column": "numeric", "category_column": "category",
+                  "yes_no_column": "yes_no"}
+
+
+def _files_script(spec: QuerySpec, *, engine: str, scheduler: str | None, header: bool,
+                  **common: Any) -> str:
+    common.pop("header_arg", None)
+    return _FILES_TEMPLATE.format(spec_lines=_spec_lines(spec), engine=engine,
+                                  scheduler=scheduler, header=bool(header),
+                                  files_reader=_FILES_READERS[common["reader"]], **common)
 
 
 def _local_script(spec: QuerySpec, model: dict[str, Any] | None, **common: Any) -> str:
@@ -251,7 +337,9 @@ _SCRIPTS = {"statistic": _central_script, "estimate": _local_script, "model": _m
 def release_script(*, release_id: int, created_at: str, version: str, dataset_name: str,
                    dataset_path: str, fingerprint: str, spec: QuerySpec, reader: str,
                    script_name: str, trust_model: str = "central",
-                   model: dict[str, Any] | None = None, header: bool = True) -> str:
+                   model: dict[str, Any] | None = None, header: bool = True,
+                   files: bool = False, engine: str = "pandas",
+                   scheduler: str | None = None) -> str:
     """The source text of a script that repeats the release with fresh noise.
 
     Parameters
@@ -273,6 +361,14 @@ def release_script(*, release_id: int, created_at: str, version: str, dataset_na
         ``lambda``; the script then calls :func:`~dpstudio.engine.learning.release_logistic`.
     header : bool
         False: the dataset has no header line, and the script reads it so.
+    files : bool
+        The dataset is a folder or glob of files (fingerprint kind ``files-sha256-v1``):
+        the script sums each file where it is and checks the files' fingerprint before
+        drawing the noise (central statistics only).
+    engine, scheduler : str
+        Where a folder's files are summed (``pandas`` or ``dask``) and the Dask scheduler's
+        address (None or ``"local"``: a local cluster); the script's user may choose
+        another.
 
     Returns
     -------
@@ -293,9 +389,17 @@ def release_script(*, release_id: int, created_at: str, version: str, dataset_na
                                                      features=features)) is not None:
         raise ValueError("a model release is central-model only" if model is not None else
                          f"no script for {trust_model}-model releases")
-    return write(spec, model, release_id=int(release_id), query=spec.query,
-                 column_repr=_doc_safe(repr(spec.column)), created_at=created_at,
-                 version=version, dataset_name=_doc_safe(dataset_name),
-                 fingerprint=fingerprint, epsilon=float(spec.epsilon),
-                 delta=float(spec.delta), script_name=script_name, reader=reader,
-                 dataset_path=str(dataset_path), header_arg="" if header else ", header=False")
+    common = dict(release_id=int(release_id), query=spec.query,
+                  column_repr=_doc_safe(repr(spec.column)), created_at=created_at,
+                  version=version, dataset_name=_doc_safe(dataset_name),
+                  fingerprint=fingerprint, epsilon=float(spec.epsilon),
+                  delta=float(spec.delta), script_name=script_name, reader=reader,
+                  dataset_path=str(dataset_path),
+                  header_arg="" if header else ", header=False")
+    if files:
+        if write is not _central_script:
+            raise ValueError("a script for a folder of files is a central statistic only")
+        return _files_script(spec, engine=engine if engine in ("pandas", "dask") else "pandas",
+                             scheduler=None if scheduler in (None, "local") else scheduler,
+                             header=header, **common)
+    return write(spec, model, **common)

@@ -67,6 +67,7 @@ LOGISTIC_SMOOTHNESS = 0.25  # c: ℓ″(z) = σ(z)σ(−z) ≤ 1/4
 LOGISTIC_LIPSCHITZ = 1.0  # ζ: |ℓ′| ≤ 1 and ‖x‖ ≤ 1
 _TOLERANCE_SHARE = 1.0 / 200.0  # ε₂ = ε/200, spent twice (see the module's docstring)
 _MAX_NEWTON = 100
+_MAX_POLISH = 8
 
 
 @dataclass(frozen=True)
@@ -244,11 +245,23 @@ def _gradient(theta, X, y, mu, b, n) -> np.ndarray:
     return X.T @ s / n + mu * theta + b / n
 
 
-def _gradient_norm_exact(theta, X, y, mu, b, n) -> float:
+def _gradient_exact(theta, X, y, mu, b, n) -> np.ndarray:
+    """∇J with each coordinate's sum correctly rounded (math.fsum): no cancellation error
+    between the data term and the large ``b/n`` and ``μθ`` terms a small ε brings."""
     s = -y * expit(-y * (X @ theta))
-    g = np.array([math.fsum((X[:, j] * s).tolist()) / n + mu * theta[j] + b[j] / n
-                  for j in range(X.shape[1])])
+    return np.array([math.fsum([*(X[:, j] * s / n).tolist(), mu * theta[j], b[j] / n])
+                     for j in range(X.shape[1])])
+
+
+def _gradient_norm_exact(theta, X, y, mu, b, n) -> float:
+    g = _gradient_exact(theta, X, y, mu, b, n)
     return float(math.sqrt(math.fsum((g * g).tolist())))
+
+
+def _hessian(theta, X, y, mu, n) -> np.ndarray:
+    m = y * (X @ theta)
+    w = expit(m) * expit(-m)
+    return (X.T * w) @ X / n + mu * np.eye(X.shape[1])
 
 
 def _minimize(X, y, mu, b) -> np.ndarray:
@@ -261,9 +274,7 @@ def _minimize(X, y, mu, b) -> np.ndarray:
         g = _gradient(theta, X, y, mu, b, n)
         if np.linalg.norm(g) <= tol / 8:
             break
-        m = y * (X @ theta)
-        w = expit(m) * expit(-m)
-        step = np.linalg.solve((X.T * w) @ X / n + mu * np.eye(p), -g)
+        step = np.linalg.solve(_hessian(theta, X, y, mu, n), -g)
         t = 1.0
         while True:  # Armijo backtracking
             cand = theta + t * step
@@ -275,6 +286,18 @@ def _minimize(X, y, mu, b) -> np.ndarray:
             break
         theta, f = cand, fc
     gnorm = _gradient_norm_exact(theta, X, y, mu, b, n)
+    # Near the minimum J's differences fall below a float's resolution before ∇J reaches
+    # the tolerance (a small ε makes b, and so θ and J, large): finish with full Newton
+    # steps on the correctly rounded gradient, kept only while its norm falls.
+    for _ in range(_MAX_POLISH):
+        if gnorm <= tol / 2:
+            break
+        cand = theta + np.linalg.solve(_hessian(theta, X, y, mu, n),
+                                       -_gradient_exact(theta, X, y, mu, b, n))
+        gc = _gradient_norm_exact(cand, X, y, mu, b, n)
+        if not gc < gnorm:
+            break
+        theta, gnorm = cand, gc
     if gnorm > tol / 2:
         raise EngineError(f"the solver could not certify ‖∇J‖ ≤ {tol / 2:g} (reached "
                           f"{gnorm:.3g}); try a larger λ")
