@@ -11,7 +11,8 @@ and whether it was met:
   timed apart, it does not depend on the data.
 - ``fedavg_secagg``: 50 rounds of FedAvg under secure aggregation with distributed
   discrete-Gaussian noise, 10 sites of 10,000 rows, E = 5 local steps of expected batch
-  256 (target 10 s, calibration included), simulation and release.
+  256 (target 10 s, calibration included), simulation and release (the release runs the
+  masking protocol for each of the R·E aggregations).
 - ``membership_audit``: the membership-inference audit with 200 trainings (100 models on
   each neighbouring dataset) of output-perturbed logistic regression on 2,000 rows
   (target 30 s).

@@ -23,9 +23,11 @@ the same target (ε, δ) — their plans and accounting are in :mod:`.federated_
     record moves the whole trajectory of multi-step local training, so an update after
     several local steps is *not* a sum of per-record terms of norm ≤ C; each of the E
     steps of a round is therefore aggregated on its own (R·E aggregations: distributed
-    DP-SGD), which keeps the sensitivity C. The masking itself is not simulated here:
-    its masks cancel exactly modulo the field, so the server's view is the integer sum
-    computed below (a field of 2⁶⁴ holds these sums without wrapping).
+    DP-SGD), which keeps the sensitivity C. A release runs the masking protocol itself
+    for every aggregation (:func:`~dpstudio.engine.distributed.secagg.setup_session`,
+    seeds from the OS CSPRNG, integers modulo 2⁶⁴, which hold these sums without
+    wrapping): the server holds only masked messages and unmasks their sum. A simulation
+    adds the messages directly: the masks cancel exactly, so its view is the same sum.
 ``cape``
     Correlated noise from common randomness (Imtiaz & Sarwate, CAPE): the same messages
     as secagg, each carrying an independent part and a zero-sum part (wᵢ − wᵢ₊₁) from
@@ -82,7 +84,7 @@ from dpstudio.engine.local.tally import simulation_generator
 from dpstudio.engine.rng import Source, require_secure
 from dpstudio.jobs import State, check
 
-__all__ = ["TRUSTS", "VARIANTS", "FederatedResult", "train_federated"]
+__all__ = ["TRUSTS", "VARIANTS", "FederatedResult", "secure_total", "train_federated"]
 
 VARIANTS = ("none", "local", "secagg", "cape", "shuffle")
 
@@ -259,6 +261,35 @@ def _common_parts(plan: AggregatePlan, h: int, draws: _Draws, dimension: int) ->
     return w - np.roll(w, -1, axis=0)
 
 
+def secure_total(messages: np.ndarray, source: Source) -> np.ndarray:
+    """The sum of the sites' integer messages as secure aggregation gives it to the server.
+
+    Every site masks its message (pairwise and self masks from seeds drawn from
+    ``source``, integers modulo 2⁶⁴); the server receives only the masked messages and
+    unmasks their sum. Two's complement makes the signed sum exact while it stays within
+    ±2⁶³ (lattice steps of clipped gradients and their noise are far below that).
+
+    Parameters
+    ----------
+    messages : numpy.ndarray of int64, shape (h, d)
+        Each site's message: its clipped sum on the lattice plus its noise share.
+    source : Source
+        The OS CSPRNG of the release (the key agreement's and masks' seeds).
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (d,)
+        Σ messages, as unmasked by the server.
+    """
+    from dpstudio.engine.distributed.secagg import setup_session
+
+    m = np.asarray(messages, dtype=np.int64)
+    if m.shape[0] < 2:  # one site: nothing to hide its message among
+        return m.sum(axis=0)
+    session = setup_session(m.shape[0], 64, m.shape[1], source)
+    return session.aggregate(m, np.arange(m.shape[0])).view(np.int64)
+
+
 def _aggregate_step(model: Model, theta, parts, plan: AggregatePlan, variant: str,
                     draws: _Draws, lr: float) -> np.ndarray:
     """One aggregated DP-SGD step over the participating sites' (X, y) parts."""
@@ -273,7 +304,10 @@ def _aggregate_step(model: Model, theta, parts, plan: AggregatePlan, variant: st
     if variant == "cape":
         messages = messages + _common_parts(plan, len(parts), draws, d)
     # The server (through secure aggregation, or adding the CAPE messages) gets the sum.
-    total = messages.sum(axis=0)
+    if draws.release and variant == "secagg":
+        total = secure_total(messages, draws.source)
+    else:
+        total = messages.sum(axis=0)
     if draws.release:
         total = total.astype(np.float64) * plan.grid
     denominator = plan.sample_rate * sum(p[0].shape[0] for p in parts)

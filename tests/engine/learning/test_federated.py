@@ -220,3 +220,50 @@ def test_fraction_of_sites_and_refusals(fed):
         train_federated(X * 2, y, sites, model, "local", **base)
     with pytest.raises(QueryError, match="differ in length"):
         train_federated(X, y, sites.codes[:-1], model, "local", **base)
+
+
+def test_secure_total_is_the_exact_signed_sum_of_masked_messages():
+    from dpstudio.engine.distributed import secagg
+    from dpstudio.engine.learning.federated import secure_total
+
+    g = np.random.default_rng(8)
+    messages = g.integers(-(1 << 40), 1 << 40, size=(7, 11), dtype=np.int64)
+    seen = []
+    real_mask = secagg.SecAggSession.mask
+
+    def spy(self, inputs, state=None):
+        out = real_mask(self, inputs, state)
+        seen.append(out)
+        return out
+
+    secagg.SecAggSession.mask = spy
+    try:
+        total = secure_total(messages, SecureSource())
+    finally:
+        secagg.SecAggSession.mask = real_mask
+    np.testing.assert_array_equal(total, messages.sum(axis=0))
+    # The server's view: masked words spread over all of 2^64, none equal to an input.
+    masked = seen[0]
+    assert masked.shape == messages.shape
+    assert not np.any(masked == messages.view(np.uint64))
+    assert masked.max() > np.uint64(1 << 62)
+
+
+def test_a_secagg_release_aggregates_every_step_through_the_masking_protocol(fed,
+                                                                              monkeypatch):
+    from dpstudio.engine.learning import federated
+
+    X, y, sites, model, acc = fed
+    calls = []
+    real = federated.secure_total
+    monkeypatch.setattr(federated, "secure_total",
+                        lambda m, source: calls.append(m.shape) or real(m, source))
+    r = train_federated(X, y, sites, model, "secagg", epsilon=2.0, delta=DELTA,
+                        source=SecureSource(), evaluate=acc, **{**FIT, "rounds": 3})
+    assert len(calls) == 3 * FIT["local_steps"]  # R·E aggregations
+    assert all(shape == (10, model.dimension) for shape in calls)
+    assert not r.simulated and r.metrics[-1] > 0.6
+    calls.clear()
+    train_federated(X, y, sites, model, "secagg", epsilon=2.0, delta=DELTA,
+                    rng=np.random.default_rng(0), **{**FIT, "rounds": 2})
+    assert calls == []  # a simulation adds the messages: the masks would cancel anyway
