@@ -79,6 +79,9 @@ class BundleInput:
     formats: tuple[str, ...] = ("csv", "json")
     report: bool = False
     script: bool = False
+    #: How the script is written: ``"py"`` (a Python script) or ``"ipynb"`` (the same code
+    #: as a Jupyter notebook, runnable top to bottom).
+    script_format: str = "py"
     reader: str = "numeric_column"
     history: list[dict[str, Any]] = field(default_factory=list)
     trust_model: str = "central"
@@ -112,7 +115,7 @@ class BundleInput:
 
 
 def file_names(stem: str, formats: tuple[str, ...], report: bool, script: bool,
-               records: bool = False) -> list[str]:
+               records: bool = False, script_format: str = "py") -> list[str]:
     """The names a release with these options writes (the manifest last)."""
     names = [stem + FORMATS[normalize_format(f)] for f in formats]
     if records:
@@ -120,7 +123,7 @@ def file_names(stem: str, formats: tuple[str, ...], report: bool, script: bool,
     if report:
         names += [f"{stem}.report.html", f"{stem}.report.pdf"]
     if script:
-        names.append(f"{stem}.py")
+        names.append(f"{stem}.{script_format}")
     return names + [f"{stem}.manifest.json"]
 
 
@@ -343,7 +346,13 @@ def render_bundle(inp: BundleInput) -> list[RenderedFile]:
                                      "bounds": dict(inp.public["bounds"]),
                                      "lambda": inp.public["lambda"]}
                               if inp.shape == "model" else None)
-        files.append(RenderedFile(name, "script/python", text.encode("utf-8")))
+        if inp.script_format == "ipynb":
+            from dpstudio.export.notebook import script_notebook
+
+            files.append(RenderedFile(f"{inp.stem}.ipynb", "script/notebook",
+                                      script_notebook(text)))
+        else:
+            files.append(RenderedFile(name, "script/python", text.encode("utf-8")))
     manifest = _manifest(inp, files)
     files.append(RenderedFile(f"{inp.stem}.manifest.json", "manifest",
                               manifest_bytes(manifest)))
