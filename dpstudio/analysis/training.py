@@ -446,6 +446,25 @@ def _audit(a: AnalysisSpec, train: Any, model: Any, X: np.ndarray, y: np.ndarray
         return float(model.losses(fit.theta, np.asarray(x)[None, :], np.array([yy]))[0])
 
     relation = "add" if t.method == "dpsgd" else "replace"
+    if t.method == "output":
+        # The certified minimizer draws nothing: fit each neighbouring dataset once and
+        # redraw only the noise (exactly what retraining gives, 2 fits instead of 2N).
+        from dpstudio.engine.learning.logistic import fit_logistic
+        from dpstudio.engine.learning.membership import fit_once
+        from dpstudio.engine.learning.output_perturbation import (
+            calibrate_output_perturbation,
+            perturb,
+        )
+
+        lam, q = _lambda(a), a.query
+
+        def noisy(fitted, src):
+            theta, p, n = fitted
+            plan = calibrate_output_perturbation(p, n, lam, q.epsilon, q.delta)
+            return _OutputFit(perturb(theta, plan, src), plan.epsilon, plan.delta, True, plan)
+
+        train = fit_once(lambda Xs, ys: (fit_logistic(Xs, ys, lam).theta, Xs.shape[1],
+                                         ys.size), noisy)
     return audit_membership(lambda Xs, ys, src: train(Xs, ys, src), score, X, y, canary,
                             t.audit, source, relation=relation, delta=float(a.query.delta),
                             state=state)

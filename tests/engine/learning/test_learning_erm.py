@@ -193,3 +193,14 @@ def test_registry_entry():
         info.resolve({"lambda": 0})
     rel = model.simulate(_data(100), "y", ["a", "b"], BOUNDS, SimulationSource(1))
     assert rel.simulated and rel.lam == 0.1
+
+
+def test_fit_logistic_certifies_where_the_objective_stops_improving_in_floating_point():
+    # All labels +1 on nearly equal rows: F flattens out in double precision before ‖∇F‖
+    # reaches the tolerance (this raised "could not certify" before the final steps).
+    from dpstudio.engine.learning.logistic import _gradient_norm_exact, fit_logistic
+
+    X = np.full((200, 1), 0.3)
+    X[-1] = 0.15
+    fit = fit_logistic(X, np.ones(200), 0.1)
+    assert _gradient_norm_exact(fit.theta, X, np.ones(200), 0.1) <= fit.tolerance / 2
