@@ -72,7 +72,12 @@ class Capability:
         application says it when a dataset is budgeted under another relation).
     partitioned : tuple of str
         Queries computed where the data is (a folder of files, a Dask cluster): each
-        partition returns exact integer partial sums and the noise is drawn once.
+        partition returns exact integer aggregates (central: partial sums, the noise drawn
+        once; local, shuffle, secure aggregation: its rows' reports or messages randomized
+        there and aggregated, the estimator run once).
+    lean : tuple of str
+        Queries whose engine input is each row's presence (a count) or category code (a
+        histogram of declared categories), read without a value per row.
     """
 
     kind: str
@@ -85,6 +90,7 @@ class Capability:
     options: tuple[str, ...] = ()
     relation_why: str = "its guarantee bounds changing one person's value"
     partitioned: tuple[str, ...] = ()
+    lean: tuple[str, ...] = ()
 
     @property
     def chooses_relation(self) -> bool:
@@ -99,14 +105,18 @@ class Capability:
 CAPABILITIES: dict[str, Capability] = {c.kind: c for c in (
     Capability("central", "central model", _CENTRAL_QUERIES, _CENTRAL_QUERIES,
                _CENTRAL_QUERIES, ("add-remove", "replace"), ("additive", "selection"),
-               ("missing",), partitioned=PARTIAL_QUERIES),
+               ("missing",), partitioned=PARTIAL_QUERIES, lean=("count", "histogram")),
+    # Local, shuffle and secure-aggregation queries run where the data is too: each
+    # partition randomizes its own rows and returns its reports' (or messages') aggregate,
+    # exact integers; the estimator runs once (heavy hitters read every report: not here).
     Capability("local", "local model", _LOCAL_QUERIES, _LOCAL_QUERIES, ("histogram", "mean"),
                ("replace",), ("randomizer",), ("records", "postprocess"),
-               "ε-local DP bounds changing one person's value"),
+               "ε-local DP bounds changing one person's value",
+               partitioned=("histogram", "mean")),
     Capability("shuffle", "shuffle model", ("sum", "mean"), ("sum", "mean"), (),
-               ("replace",), ("randomizer",)),
+               ("replace",), ("randomizer",), partitioned=("sum", "mean")),
     Capability("distributed", "secure aggregation", ("sum", "mean"), ("sum", "mean"), (),
-               ("replace",), ("randomizer",), ("dropouts",)),
+               ("replace",), ("randomizer",), ("dropouts",), partitioned=("sum", "mean")),
     Capability("model", "model", MODEL_QUERIES, (), MODEL_QUERIES, ("replace",), ("model",),
                relation_why="its noise bounds replacing one record, with n public"),
 )}

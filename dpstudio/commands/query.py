@@ -30,6 +30,14 @@ LEDGER_NOTE = ("not charged to any ledger: dpstudio query records nothing; publi
                "a project (dpstudio release) to charge a dataset's budget")
 
 
+def _lean(trust: str, query: str) -> str | None:
+    """``query`` when the engine takes its column as presence or codes under ``trust``
+    (:attr:`~dpstudio.analysis.capabilities.Capability.lean`), else None."""
+    from dpstudio.analysis.capabilities import capability
+
+    return query if query in capability(trust).lean else None
+
+
 def _queryable() -> list[Any]:
     """The registry entries ``dpstudio query`` runs: those answering a query (training
     methods such as DP-SGD answer none here: ``dpstudio train`` runs them)."""
@@ -183,20 +191,26 @@ def _run(args: argparse.Namespace) -> int:
     args.missing = _missing(args, trust)
     args.data = data_argument(args.data)  # sample:NAME → the bundled file, sidecar beside it
     files, engine = _engine(args)
-    if engine == "dask":
-        frame = None
-    elif files is not None:  # a folder that fits: read into this process, file by file
-        frame = _folder_frame(files, args)
-    else:
-        frame = load_table(args.data, header=args.header, columns=_columns_read(args))
-    for note in getattr(frame, "attrs", {}).get("load_notes", ()):  # the analyst's only
-        print(f"dpstudio: note: {note}", file=sys.stderr)
+    if engine == "dask" and args.export_records:
+        raise CliError("--export-records needs every report, and on the dask engine each "
+                       "file returns only its reports' aggregate: use --engine pandas")
     declared = _declared(args.data, args.column)
     categories = None
     if args.categories is not None:
         categories = tuple(c.strip() for c in args.categories.split(",") if c.strip())
     bounds, categories, notes = declared_fill(args.query, declared, args.bounds, categories,
                                               args.bins)
+    if engine == "dask":
+        frame = None
+    elif files is not None:  # a folder that fits: read into this process, file by file
+        frame = _folder_frame(files, args)
+    elif (info.kind != "model" and _lean(trust, args.query) == "histogram"
+          and categories is not None):
+        frame = None  # read straight into codes by _Context.values, never as texts
+    else:
+        frame = load_table(args.data, header=args.header, columns=_columns_read(args))
+    for note in getattr(frame, "attrs", {}).get("load_notes", ()):  # the analyst's only
+        print(f"dpstudio: note: {note}", file=sys.stderr)
     params = {name: getattr(args, "param_" + name) for name in _mechanism_params()
               if getattr(args, "param_" + name) is not None}
     source = SimulationSource(args.simulate) if args.simulate is not None else SecureSource()
@@ -214,7 +228,9 @@ def _run(args: argparse.Namespace) -> int:
             notes = []  # a model states its own relation and imputation
         else:
             analysis = _analysis(context, trust)
-            values = context.values(analysis.reads_labels)
+            # A central count or histogram takes presence or codes, not a text per row.
+            values = context.values(analysis.reads_labels,
+                                    lean=bool(_lean(trust, args.query)))
         result = run_analysis(analysis, values, source, notes=notes)
     out = result.to_dict(analyst=True)
     out["execution"] = execution
@@ -312,13 +328,35 @@ class _Context:
         self.bounds, self.categories, self.params = bounds, categories, params
         self.source, self.notes = source, notes
 
-    def values(self, categorical: bool):
-        from dpstudio.data.columns import category_column, numeric_column, yes_no_column
+    def values(self, categorical: bool, lean: bool = False):
+        """The column as the analysis reads it; ``lean`` (a central count or histogram):
+        presence, or codes into a dictionary of texts, never one text per row."""
+        from dpstudio.data.columns import (
+            category_codes,
+            category_column,
+            count_column,
+            load_category_codes,
+            numeric_column,
+            yes_no_column,
+        )
         from dpstudio.data.schema import ColumnType
 
         column = self.args.column
-        if categorical and self.declared is not None and \
-                self.declared.type is ColumnType.BOOLEAN:
+        yes_no = categorical and self.declared is not None and \
+            self.declared.type is ColumnType.BOOLEAN
+        if categorical and lean:
+            from dpstudio.engine.queries.codes import dictionary_codes
+
+            if self.args.query == "count" and not yes_no:
+                return count_column(self.frame, column)
+            if self.frame is not None:  # a folder's files, read into one frame
+                return dictionary_codes(*category_codes(self.frame, column, yes_no=yes_no))
+            codes, dictionary, attrs = load_category_codes(
+                self.args.data, column, header=self.args.header, yes_no=yes_no)
+            for note in attrs.get("load_notes", ()):  # the analyst's only
+                print(f"dpstudio: note: {note}", file=sys.stderr)
+            return dictionary_codes(codes, dictionary)
+        if yes_no:
             return yes_no_column(self.frame, column)
         if categorical:
             return category_column(self.frame, column)

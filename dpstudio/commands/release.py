@@ -37,7 +37,10 @@ def parser() -> argparse.ArgumentParser:
         "--separate-budget. Spec format: see "
         "dpstudio.project.spec (schema_version = 1; dataset, column, query, mechanism, "
         "epsilon, …; trust_model = \"local\" for a local-model histogram or mean; query = "
-        "\"logistic_regression\" with features = [...] for a DP model). The dataset may be a "
+        "\"logistic_regression\" with features = [...] for a DP model; accountant = basic, "
+        "advanced, zcdp or pld, default the dataset's, or for its first release the "
+        "project's). The ledger stores what each release drew, so a tight accountant "
+        "composes it. The dataset may be a "
         "folder or glob of Parquet or CSV files (a central count, sum, mean, variance, "
         "histogram or quantile): each file is read and hashed once where it is, on Dask "
         "with engine = \"dask\" or file by file here, and the manifest lists every file's SHA-256.",

@@ -1,7 +1,10 @@
 """Turn DataFrame columns into the plain numpy arrays the engine works on.
 
 Numeric columns become ``float64`` arrays with ``NaN`` for missing values; categorical
-and yes/no columns become object arrays of ``str`` with ``None`` for missing values.
+and yes/no columns become object arrays of ``str`` with ``None`` for missing values. A
+count or histogram of categories needs no text per row: :func:`category_codes` (and
+:func:`load_category_codes`, straight from a file) give the same texts as codes into a
+dictionary, :func:`count_column` only which rows are missing.
 Row numbers in messages count data rows from 1 (the header is not a row).
 """
 
@@ -102,6 +105,16 @@ def category_column(df: pd.DataFrame, name: str, *, yes_no: bool = False) -> np.
 def _coded(part: pd.Series, name: str, yes_no: bool, series: pd.Series, start: int,
            out: np.ndarray) -> None:
     """A slice of the column as texts into ``out``, each distinct value converted once."""
+    codes, texts = _slice_texts(part, name, yes_no, series, start)
+    lookup = np.empty(len(texts) + 1, dtype=object)
+    lookup[: len(texts)] = texts
+    lookup[-1] = None  # code -1: missing
+    np.take(lookup, codes, out=out)
+
+
+def _slice_texts(part: pd.Series, name: str, yes_no: bool, series: pd.Series, start: int
+                 ) -> tuple[np.ndarray, list[str | None]]:
+    """A slice's codes (−1 where missing) and the text of each code, converted once."""
     codes, uniques = pd.factorize(part, use_na_sentinel=True)
     texts = _texts(uniques)
     if yes_no:
@@ -114,10 +127,195 @@ def _coded(part: pd.Series, name: str, yes_no: bool, series: pd.Series, start: i
                 f"column '{name}' is not yes/no (e.g. row {row + 1}: {_show(series.iloc[row])})"
             )
         texts = mapped
-    lookup = np.empty(len(texts) + 1, dtype=object)
-    lookup[: len(texts)] = texts
-    lookup[-1] = None  # code -1: missing
-    np.take(lookup, codes, out=out)
+    return codes, texts
+
+
+def _stripped_texts(part: pd.Series) -> tuple[np.ndarray, list[str | None]]:
+    """A slice of mostly distinct texts, stripped as :func:`category_column` strips them
+    (``str.strip``; blank → missing): codes (−1 where missing) and their texts."""
+    codes, uniques = pd.factorize(part.str.strip(), use_na_sentinel=True)
+    return codes, [t or None for t in uniques.tolist()]
+
+
+def _slices(series: pd.Series, name: str, yes_no: bool):
+    """Per slice of :data:`_SLICE` rows: its start, codes (−1 where missing) and the text
+    of each code, exactly the texts :func:`category_column` gives those rows."""
+    if not _factorizable(series):  # mixed objects: row by row, as category_column does
+        texts = _category_column_by_row(series, name, yes_no=yes_no)
+        for start in range(0, len(texts), _SLICE):
+            codes, uniques = pd.factorize(texts[start:start + _SLICE], use_na_sentinel=True)
+            yield start, codes, list(uniques)
+        return
+    distinct = not yes_no and _is_text(series) and not _few_distinct(series)
+    for start in range(0, len(series), _SLICE):
+        part = series.iloc[start:start + _SLICE]
+        if distinct:
+            yield start, *_stripped_texts(part)
+        else:
+            yield start, *_slice_texts(part, name, yes_no, series, start)
+
+
+def category_codes(df: pd.DataFrame, name: str, *, yes_no: bool = False
+                   ) -> tuple[np.ndarray, list[str]]:
+    """Column ``name`` as codes into a dictionary of its distinct texts.
+
+    The texts, missing values and errors of :func:`category_column` (row ``i`` reads
+    ``dictionary[codes[i]]``, or is missing where the code is NaN), without a text per
+    row: a slice at a time is factorized (an Arrow-backed column by Arrow's dictionary
+    encoding), each distinct value converted to text once. What the engine takes as
+    :func:`~dpstudio.engine.queries.codes.dictionary_codes`.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table.
+    name : str
+        The column.
+    yes_no : bool
+        Map yes/no spellings to ``"yes"``/``"no"`` (any other value raises), as
+        :func:`yes_no_column`.
+
+    Returns
+    -------
+    codes : numpy.ndarray
+        Floats, the narrowest that number the texts exactly (``float16`` up to 2¹¹
+        distinct texts, ``float32`` up to 2²⁴, else ``float64``): per row, the index of
+        its text in ``dictionary``, or NaN where missing.
+    dictionary : list of str
+        The distinct texts, in order of first appearance.
+    """
+    series = require_column(df, name)
+    index: dict[str, int] = {}
+    codes = np.empty(len(series), dtype=_CODE_TYPES[0][0])
+    for start, local, texts in _slices(series, name, yes_no):
+        table = np.empty(len(texts) + 1, dtype=np.float64)
+        table[:-1] = [np.nan if t is None else index.setdefault(t, len(index)) for t in texts]
+        table[-1] = np.nan  # code −1: missing
+        codes = widened(codes, len(index))
+        np.take(table.astype(codes.dtype), local, out=codes[start:start + len(local)])
+    return codes, list(index)
+
+
+#: The float types codes are kept in, each with the most texts it numbers exactly (it
+#: holds every whole number up to 2¹¹, 2²⁴, 2⁵³); NaN marks a missing row.
+_CODE_TYPES = ((np.float16, 1 << 11), (np.float32, 1 << 24), (np.float64, 1 << 53))
+
+
+def widened(codes: np.ndarray, texts: int) -> np.ndarray:
+    """``codes``, or a copy of a wider float type once ``texts`` texts outgrow it."""
+    dtype = next(np.dtype(d) for d, limit in _CODE_TYPES if texts <= limit)
+    return codes if dtype.itemsize <= codes.dtype.itemsize else codes.astype(dtype)
+
+
+def load_category_codes(path: Any, column: str, *, header: bool = True, yes_no: bool = False,
+                        state: Any = None) -> tuple[np.ndarray, list[str], dict[str, Any]]:
+    """:func:`category_codes` of one column of a file, read straight into codes.
+
+    The codes and dictionary of ``load_table(path, header=header, columns=[column])``'s
+    column, and that frame's ``attrs`` (its load notes among them), with the same errors.
+    A text column of a Parquet file or of a UTF-8 text file that pyarrow reads as pandas
+    does is dictionary-encoded by Arrow batch by batch: its texts are never held, not
+    even as the loaded frame's Arrow strings (about 1.5× the column's raw bytes); other
+    columns and files are loaded, then coded.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    column : str
+        The column.
+    header : bool
+        Whether a text or Excel file's first line names the columns.
+    yes_no : bool
+        As :func:`category_codes`.
+    state : object, optional
+        Progress and cancel, as :func:`~dpstudio.data.loading.load_table`.
+
+    Returns
+    -------
+    codes : numpy.ndarray
+        As :func:`category_codes`.
+    dictionary : list of str
+        As :func:`category_codes`.
+    attrs : dict
+        The loaded frame's ``attrs``.
+    """
+    from pathlib import Path
+
+    from dpstudio.data.loading import load_table
+    from dpstudio.data.projected import CodesNotTaken, project_codes
+
+    p = Path(path)
+    if p.is_file() and p.stat().st_size > 0:  # else the loader says what is wrong
+
+        def texts(values: Any, strip: bool) -> list[str | None]:
+            if strip and not yes_no:
+                return _stripped(values)
+            out = _texts(values)
+            if yes_no:
+                mapped = [None if t is None else normalize_yes_no(t) for t in out]
+                if any(t is not None and m is None for t, m in zip(out, mapped, strict=True)):
+                    raise CodesNotTaken  # the loaded column says which row
+                out = mapped
+            return out
+
+        try:
+            fast = project_codes(p, p.suffix.lower(), state, header, str(column), texts)
+        except CodesNotTaken:
+            fast = None
+        if fast is not None:
+            return fast
+    frame = load_table(p, state=state, header=header, columns=[column])
+    codes, dictionary = category_codes(frame, str(column), yes_no=yes_no)
+    return codes, dictionary, dict(frame.attrs)
+
+
+def _stripped(values: Any) -> list[str | None]:
+    """Texts of distinct values stripped as :func:`category_column` strips a column of
+    mostly distinct texts (pandas' ``str.strip``; blank → missing)."""
+    return [None if t is None or t != t or t == "" else t
+            for t in pd.Series(values).str.strip().tolist()]
+
+
+def count_column(df: pd.DataFrame, name: str) -> np.ndarray:
+    """Column ``name`` as a count takes it: what is missing there is NaN.
+
+    A count needs only which rows hold a value, and a value is missing exactly where
+    :func:`category_column` gives None (None, NaN, ``pd.NA``, a blank text; ±inf is a
+    value, as its text ``"inf"``). A column of plain numbers is given as it is (no copy)
+    when it holds no ±inf; otherwise each row is 0 (present) or NaN (missing), in
+    ``float16``.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table.
+    name : str
+        The column.
+
+    Returns
+    -------
+    numpy.ndarray
+        Floats (NaN where missing) or integers and booleans (never missing), one per row.
+    """
+    series = require_column(df, name)
+    dtype = series.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in "iub":
+        return series.to_numpy()  # never missing
+    if isinstance(dtype, np.dtype) and dtype.kind == "f":
+        values = series.to_numpy()
+        if not any(np.isinf(values[i:i + _SLICE]).any()
+                   for i in range(0, values.size, _SLICE)):
+            return values  # NaN where missing, nothing else non-finite
+        out = np.zeros(values.size, dtype=np.float16)
+        for i in range(0, values.size, _SLICE):
+            out[i:i + _SLICE][np.isnan(values[i:i + _SLICE])] = np.nan
+        return out
+    out = np.zeros(len(series), dtype=np.float16)
+    for start, local, texts in _slices(series, name, False):
+        missing = np.array([t is None for t in texts] + [True])
+        out[start:start + len(local)][missing[local]] = np.nan
+    return out
 
 
 def _few_distinct(series: pd.Series) -> bool:

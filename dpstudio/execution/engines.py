@@ -9,6 +9,8 @@ than :data:`AUTO_MEMORY_FRACTION` of this machine's memory.
 from __future__ import annotations
 
 import contextlib
+import functools
+import logging
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,7 +20,7 @@ from dpstudio.data.errors import DataError, shorten
 
 __all__ = ["AUTO_MEMORY_FRACTION", "ENGINES", "LOCAL_SCHEDULER", "Cluster", "ExecutionError",
            "choose_engine",
-           "dask_available", "dask_cluster", "require_dask"]
+           "dask_available", "dask_cluster", "in_process", "require_dask"]
 
 ENGINES = ("pandas", "dask", "auto")
 #: What the manifest's ``execution.scheduler`` says of a cluster started in-process.
@@ -90,6 +92,54 @@ class Cluster:
                 "threads": self.threads, "memory_bytes": self.memory_bytes}
 
 
+def in_process(partitions: int) -> dict[str, Any]:
+    """The manifest's ``execution`` fields of the pandas path: this process, one thread.
+
+    The same keys as :meth:`Cluster.describe` (``scheduler`` is None: no cluster), so
+    every release's manifest says where its sums were computed in one shape.
+    """
+    return {"engine": "pandas", "scheduler": None, "workers": 1, "threads": 1,
+            "memory_bytes": physical_memory(), "partitions": int(partitions)}
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return shorten(text.splitlines()[0] if text else type(exc).__name__, 120)
+
+
+@functools.cache
+def _client_class() -> type:
+    """``distributed.Client``, stopping its event-loop thread when it cannot connect.
+
+    A client starts its event-loop thread ("IO loop") before it connects, and does not
+    stop it when connecting fails: one such thread would be left running for the life of
+    this process per unreachable scheduler (or cluster that failed to answer).
+    """
+    from distributed import Client
+
+    class _Client(Client):
+        def start(self, **kwargs: Any) -> None:
+            try:
+                super().start(**kwargs)
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    self.close()
+                runner = getattr(self, "_loop_runner", None)
+                if runner is not None:
+                    with contextlib.suppress(Exception):
+                        runner.stop()
+                raise
+
+    return _Client
+
+
+def _connect(target: Any, timeout: float | None = None) -> Any:
+    """A client of ``target`` (an address or a local cluster), never the default one;
+    ``timeout`` None: Dask's own connect timeout."""
+    extra = {} if timeout is None else {"timeout": timeout}
+    return _client_class()(target, set_as_default=False, **extra)
+
+
 @contextlib.contextmanager
 def dask_cluster(scheduler: str | None = None, *, processes: bool | None = None,
                  n_workers: int | None = None, threads_per_worker: int | None = None,
@@ -98,37 +148,49 @@ def dask_cluster(scheduler: str | None = None, *, processes: bool | None = None,
     ``LocalCluster`` started here (``processes=False``: threads in this process) and
     closed, with its workers, when the block ends.
 
-    Raises :class:`ExecutionError` in one line when Dask is missing or the scheduler
-    cannot be reached.
+    Raises :class:`ExecutionError` in one line when Dask is missing, the scheduler
+    cannot be reached or the local cluster cannot start. Whatever happens inside the
+    block, the client, its event-loop thread and a local cluster's workers (threads or
+    processes) are closed before it ends.
     """
     require_dask()
-    from distributed import Client, LocalCluster
+    from distributed import LocalCluster
 
-    cluster = None
-    if scheduler:
-        try:
-            client = Client(scheduler, timeout=timeout, set_as_default=False)
-        except (OSError, TimeoutError, ValueError, TypeError) as exc:
-            reason = shorten(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, 120)
-            raise ExecutionError(f"cannot reach the Dask scheduler at {shorten(scheduler, 80)} "
-                                 f"({reason})") from None
-        shown = scheduler
-    else:
-        processes = LOCAL_PROCESSES if processes is None else processes
-        # The scheduler's web server always starts (its metrics routes): on this machine
-        # only, on a free port, never the fixed 8787 another cluster may hold.
-        cluster = LocalCluster(processes=processes, n_workers=n_workers,
-                               threads_per_worker=threads_per_worker,
-                               dashboard_address="127.0.0.1:0",
-                               # Workers as processes talk over TCP: on this machine only.
-                               **({"host": "127.0.0.1"} if processes else {}))
-        client = Client(cluster, set_as_default=False)
-        shown = LOCAL_SCHEDULER
+    cluster = client = None
     try:
+        if scheduler:
+            try:
+                client = _connect(scheduler, timeout)
+            except (OSError, TimeoutError, ValueError, TypeError) as exc:
+                raise ExecutionError(f"cannot reach the Dask scheduler at "
+                                     f"{shorten(scheduler, 80)} ({_first_line(exc)})"
+                                     ) from None
+            shown = scheduler
+        else:
+            processes = LOCAL_PROCESSES if processes is None else processes
+            try:
+                # The scheduler's web server always starts (its metrics routes): on this
+                # machine only, on a free port, never the fixed 8787 another cluster holds.
+                cluster = LocalCluster(processes=processes, n_workers=n_workers,
+                                       threads_per_worker=threads_per_worker,
+                                       dashboard_address="127.0.0.1:0",
+                                       # Its scheduler's and nannies' log lines (a worker
+                                       # restarted, a task given up on) are not printed:
+                                       # the answer, or one line, says what happened.
+                                       silence_logs=logging.CRITICAL,
+                                       # Workers as processes talk over TCP: this machine.
+                                       **({"host": "127.0.0.1"} if processes else {}))
+                client = _connect(cluster)
+            except (OSError, RuntimeError, TimeoutError) as exc:
+                raise ExecutionError(f"could not start a local Dask cluster "
+                                     f"({_first_line(exc)})") from None
+            shown = LOCAL_SCHEDULER
         workers = client.scheduler_info().get("workers", {}).values()
         yield Cluster(client, shown, len(workers), sum(int(w.get("nthreads", 0)) for w in workers),
                       sum(int(w.get("memory_limit", 0) or 0) for w in workers))
     finally:
-        client.close()
+        if client is not None:
+            with contextlib.suppress(Exception):  # a lost scheduler: nothing left to tell
+                client.close()
         if cluster is not None:
             cluster.close()

@@ -9,6 +9,7 @@ drawn here: a failed or cancelled gather leaves nothing to charge.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -23,6 +24,13 @@ __all__ = ["check_cancelled", "gather_tasks", "report_progress"]
 
 #: How often a running gather looks at its futures and at the cancel flag (seconds).
 POLL_SECONDS = 0.05
+#: How long fetching one finished task's (small) result may take before it is looked at
+#: again on the next round (its worker may have died with it since it finished).
+RESULT_SECONDS = 2.0
+#: How often a gather with nothing finishing asks the scheduler how many workers it has.
+WORKER_CHECK_SECONDS = 1.0
+#: A cluster with no worker for this long is given up on (its tasks would wait forever).
+NO_WORKER_SECONDS = 60.0
 
 
 def check_cancelled(state: Any) -> None:
@@ -45,31 +53,105 @@ def gather_tasks(client: Any, fn: Callable[..., Any], args: Sequence[tuple], sta
     ``state`` receives progress (``text``) per finished task and may cancel: the pending
     tasks are then cancelled and :class:`~dpstudio.jobs.Cancelled` raised. A task's own
     :class:`DataError`/:class:`EngineError` is re-raised as it is; anything else (a
-    ``KilledWorker``, a lost connection) becomes one :class:`ExecutionError` line.
+    ``KilledWorker``, a lost connection, a cluster left without workers) becomes one
+    :class:`ExecutionError` line.
+
+    A worker that dies mid-task (killed, out of memory, its machine gone) costs nothing
+    but time: the scheduler reruns its tasks elsewhere and only the rerun's result is
+    kept, up to ``distributed.scheduler.allowed-failures`` deaths per task (3 by default;
+    then ``KilledWorker``). A task that *raises* is not rerun: reading a file is
+    deterministic, and a second try would fail the same way.
     """
     # pure=False: two releases of one file are two draws of the rounding, never cached.
     futures = [client.submit(fn, *a, pure=False, key=f"dpstudio-{i}-{uuid.uuid4().hex}")
                for i, a in enumerate(args)]
     out: list[Any] = [None] * len(futures)
     waiting = set(range(len(futures)))
+    watch = _Workers(client)
     try:
         while waiting:
             check_cancelled(state)
-            finished = [i for i in waiting if futures[i].done()]
+            # A failed task first: its error is the answer, whatever else has finished.
+            finished = sorted((i for i in waiting if futures[i].done()),
+                              key=lambda i: (futures[i].status != "error", i))
+            got = 0
             for i in finished:
-                out[i] = futures[i].result()  # re-raises a task's own error
+                try:
+                    out[i] = futures[i].result(timeout=RESULT_SECONDS)  # or its own error
+                except TimeoutError:
+                    if futures[i].status == "error":  # the task's own TimeoutError
+                        raise
+                    # Finished, then its worker died with the result: it is being
+                    # computed again (a blocking wait here would never end without
+                    # a worker). Looked at again on the next round.
+                    continue
                 waiting.discard(i)
-            if finished:
+                got += 1
+            if got:
                 report_progress(state, 1.0 - len(waiting) / len(futures), text)
             else:
+                watch.check()
                 time.sleep(POLL_SECONDS)
+        check_cancelled(state)  # a cancel as the last task finished: still before any noise
     except (DataError, EngineError, Cancelled):
-        client.cancel(futures)
+        _cancel(client, futures)
         raise
     except Exception as exc:  # KilledWorker, a lost connection, a worker's own failure
-        client.cancel(futures)
-        line = str(exc).splitlines()[0] if str(exc) else ""
+        _cancel(client, futures)
         raise ExecutionError(f"the Dask cluster could not finish the query "
-                             f"({type(exc).__name__}{': ' + shorten(line, 120) if line else ''});"
-                             " nothing was released") from None
+                             f"({_reason(exc)}); nothing was released") from None
+    except BaseException:  # KeyboardInterrupt: nothing left running on a remote cluster
+        _cancel(client, futures)
+        raise
     return out
+
+
+def _cancel(client: Any, futures: list[Any]) -> None:
+    """Cancel the tasks still pending; a cluster already gone has nothing to cancel."""
+    with contextlib.suppress(Exception):
+        client.cancel(futures)
+
+
+def _reason(exc: BaseException) -> str:
+    """What went wrong on the cluster, in a few words (within one line)."""
+    name = type(exc).__name__
+    if name == "KilledWorker":
+        tries = getattr(exc, "allowed_failures", None)
+        tries = "every time" if tries is None else f"all {int(tries) + 1} times"
+        return (f"KilledWorker: a worker died {tries} it ran one of the query's tasks; a "
+                "file too large for a worker's memory?")
+    text = str(exc).strip()
+    line = text.splitlines()[0] if text else ""
+    return f"{name}: {shorten(line, 120)}" if line else name
+
+
+class _Workers:
+    """Notices a cluster left without workers: its tasks would wait for one forever.
+
+    Asks the scheduler every :data:`WORKER_CHECK_SECONDS` at most, and raises
+    :class:`ExecutionError` once it has had no worker for :data:`NO_WORKER_SECONDS` (a
+    local cluster's nanny restarts a dead worker within seconds; a remote cluster may be
+    scaling up).
+    """
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.asked = time.monotonic()
+        self.since: float | None = None
+
+    def check(self) -> None:
+        now = time.monotonic()
+        if now - self.asked < WORKER_CHECK_SECONDS:
+            return
+        self.asked = now
+        try:
+            workers = len(self.client.nthreads())
+        except Exception:  # the scheduler itself is gone: the futures say so
+            return
+        if workers:
+            self.since = None
+        elif self.since is None:
+            self.since = now
+        elif now - self.since >= NO_WORKER_SECONDS:
+            raise ExecutionError(f"the Dask cluster has had no workers for "
+                                 f"{NO_WORKER_SECONDS:g} s; nothing was released")

@@ -298,6 +298,9 @@ def _central_script(spec: QuerySpec, model: dict[str, Any] | None, **common: Any
     return _TEMPLATE.format(spec_lines=_spec_lines(spec), **common)
 
 
+#: What a manifest's ``execution.scheduler`` says of a cluster started for the release
+#: (:data:`dpstudio.execution.engines.LOCAL_SCHEDULER`): the script starts its own.
+_LOCAL_CLUSTER = "local"
 #: How :func:`dpstudio.execution.partitions.sum_files` reads a column, by the in-process
 #: reader's name.
 _FILES_READERS = {"numeric_column": "numeric", "category_column": "category",
@@ -400,6 +403,7 @@ def release_script(*, release_id: int, created_at: str, version: str, dataset_na
         if write is not _central_script:
             raise ValueError("a script for a folder of files is a central statistic only")
         return _files_script(spec, engine=engine if engine in ("pandas", "dask") else "pandas",
-                             scheduler=None if scheduler in (None, "local") else scheduler,
+                             scheduler=None if scheduler in (None, _LOCAL_CLUSTER)
+                             else scheduler,
                              header=header, **common)
     return write(spec, model, **common)

@@ -27,6 +27,7 @@ same releases be re-counted under whichever accountant shows more budget left.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 
@@ -132,10 +133,28 @@ class TightAccountant(Accountant):
         basic = BASIC.spent_losses(items) if basic is None else basic
         if not items:
             return basic
-        used = ledger.spent(items, self.name)
-        # Read at Σδᵢ (basic's δ); never above basic's exact ε, which holds there too.
+        # Read at basic's exact Σδᵢ (rounded down to a float: ε at a smaller δ is larger,
+        # so pessimistic), not at the descriptions' own float sum, which may round above
+        # it; never above basic's exact ε, which holds there too.
+        used = ledger.spent(items, self.name, _float_down(basic[1]) if basic[1] > 0 else None)
         eps = Decimal(repr(used.epsilon)) if used.epsilon < float("inf") else basic[0]
         return min(eps, basic[0]), basic[1]
+
+
+    def spent_series(self, losses: Sequence[LossDescription], basics: Sequence[Pair]
+                     ) -> list[Decimal]:
+        """ε spent after each of these releases, in order (``basics``: the exact basic
+        sums after each); never above basic's."""
+        deltas = [_float_down(d) if d > 0 else None for _, d in basics]
+        series = ledger.spent_series(losses, self.name, deltas)
+        return [min(Decimal(repr(s.epsilon)) if s.epsilon < float("inf") else e, e)
+                for s, (e, _) in zip(series, basics, strict=True)]
+
+
+def _float_down(x: Decimal) -> float:
+    """The largest float ≤ ``x``."""
+    f = float(x)
+    return math.nextafter(f, 0.0) if Decimal(repr(f)) > x else f
 
 
 def _leaves(losses: Iterable[LossDescription]) -> list[LossDescription]:

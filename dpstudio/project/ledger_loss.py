@@ -24,7 +24,7 @@ from dpstudio.engine.accounting.budget import exact
 from dpstudio.engine.accounting.loss import LossDescription
 from dpstudio.engine.errors import EngineError
 
-__all__ = ["charge_loss", "loss_json", "read_loss", "release_loss"]
+__all__ = ["charge_loss", "loss_json", "planned_loss", "read_loss", "release_loss"]
 
 
 def charge_loss(epsilon: Decimal | float, delta: Decimal | float) -> LossDescription:
@@ -81,6 +81,46 @@ def release_loss(result: Any) -> LossDescription:
         if isinstance(found, LossDescription) and _covers(found, eps, delta):
             return found
     return charge_loss(eps, delta)
+
+
+def planned_loss(analysis: Any) -> LossDescription | None:
+    """The description a release of ``analysis`` will draw, known before it draws.
+
+    A central or local release's noise is calibrated from its spec alone (bounds,
+    categories, ε, δ, relation), never from the data; so the engine run on a one-value
+    stand-in made from the declaration, with a seeded generator, calibrates the same noise
+    and describes it. A tight accountant gates the release with it before drawing (the
+    release transaction checks again with what was actually drawn).
+
+    Parameters
+    ----------
+    analysis : AnalysisSpec
+        The resolved analysis to release.
+
+    Returns
+    -------
+    LossDescription or None
+        None for a model, or when the stand-in cannot be run (the gate then uses the
+        charge's pure/approx description, which is pessimistic).
+    """
+    import numpy as np
+
+    from dpstudio.analysis import run as run_analysis
+    from dpstudio.engine.rng import SimulationSource
+
+    if getattr(analysis, "is_model", True):
+        return None
+    q = analysis.query
+    if q.categories is not None and q.query in ("histogram", "count"):
+        stand_in = np.array([str(q.categories[0])], dtype=object)
+    else:
+        low = float(q.bounds[0]) if q.bounds is not None else 1.0
+        stand_in = np.array([low], dtype=np.float64)
+    try:
+        result = run_analysis(analysis, stand_in, SimulationSource(0))
+    except Exception:  # noqa: BLE001 - any refusal: fall back to the pessimistic charge
+        return None
+    return release_loss(result)
 
 
 def loss_json(description: LossDescription) -> str:

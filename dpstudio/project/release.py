@@ -71,7 +71,7 @@ from dpstudio.engine.queries import QuerySpec
 from dpstudio.engine.rng import SecureSource
 from dpstudio.project import _chain
 from dpstudio.project._fs import pause, tmp_name
-from dpstudio.project.accountant import get_accountant
+from dpstudio.project.accountant import BASIC, get_accountant
 from dpstudio.project.analyst_copy import (
     ReleasedRecord,
     analyst_folder,
@@ -85,10 +85,12 @@ from dpstudio.project.errors import (
     ProjectError,
 )
 from dpstudio.project.identity import declared_dict
+from dpstudio.project.ledger_loss import charge_loss, loss_json, planned_loss, release_loss
 from dpstudio.project.records import DatasetRecord, ReleaseRecord, dec_text
 from dpstudio.project.recovery import tamper_message
 from dpstudio.project.release_files import (
     content_of_files,
+    execution_of,
     figures_from_partial,
     one_file,
     release_engine,
@@ -146,6 +148,9 @@ class _Prepared:
     sums: Any = None
     #: A folder or glob: its files (the manifest lists them; ``files-sha256-v1``).
     multi: bool = False
+    #: A tight accountant's gate before the draw: the description the release will draw
+    #: (from the spec alone, :func:`planned_loss`); None: its charge's pure/approx one.
+    planned: Any = None
 
     def cleanup_dirs(self) -> None:
         """Remove output folders this release created, if they are still empty."""
@@ -158,31 +163,40 @@ class ReleaseTransaction:
     """Releasing, mixed into :class:`~dpstudio.project.project.Project`: :meth:`check`
     and :meth:`release` (the three steps of the module docstring)."""
 
-    def check(self, spec: ReleaseSpec, out_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    def check(self, spec: ReleaseSpec, out_dir: str | os.PathLike[str],
+              state: Any = None) -> dict[str, Any]:
         """Everything :meth:`release` checks first, without drawing noise or writing.
 
         Returns the resolved query, the charge, the budget left and the notes; raises
         like :meth:`release` would (BudgetExceededError, DatasetChangedError, …).
+        ``state`` (progress and cancel) follows the sums of a folder or of Dask.
         """
-        prep = self._prepare(spec, out_dir, create_out=False)
+        prep = self._prepare(spec, out_dir, create_out=False, state=state)
         remaining = prep.budget if prep.record is None else self.remaining(prep.record)
         return {"query": prep.query, "epsilon": prep.charge[0], "delta": prep.charge[1],
                 "registers_dataset": prep.record is None, "dataset": prep.name,
                 "notes": prep.notes, "budget": prep.budget, "remaining": remaining}
 
-    def release(self, spec: ReleaseSpec, out_dir: str | os.PathLike[str]) -> ReleasedRecord:
+    def release(self, spec: ReleaseSpec, out_dir: str | os.PathLike[str],
+                state: Any = None) -> ReleasedRecord:
         """Perform a release: charge the budget, write the files, record them; then write
         the analyst's copy of its report (if it has one) to the project's private folder.
 
         Raises BudgetExceededError (nothing charged, nothing written), DatasetChangedError,
         SpecError/ProjectError/DataError/EngineError for bad input (likewise), or
         ProjectError when writing fails after charging (files removed, budget charged).
+        ``state`` (progress and cancel, :mod:`dpstudio.jobs`) follows the sums of a folder
+        or of Dask; a cancel before the charge raises
+        :class:`~dpstudio.jobs.Cancelled` with nothing drawn, charged or written.
         """
+        from dpstudio.jobs import check as check_state
+
         with self._lock.held(RELEASE_WAIT):
             self._recover_locked()
             pause("start")
-            prep = self._prepare(spec, out_dir, create_out=True)
+            prep = self._prepare(spec, out_dir, create_out=True, state=state)
             try:
+                check_state(state)  # the last moment a cancel costs nothing
                 release_id, uid, files, bundle = self._charge(prep)
             except BaseException:
                 prep.cleanup_dirs()
@@ -217,19 +231,21 @@ class ReleaseTransaction:
         path = self.analyst_folder / analyst_report_name(release_id)
         return path if path.is_file() else None
 
-    def _prepare(self, spec: ReleaseSpec, out_dir: str | os.PathLike[str], create_out: bool
-                 ) -> _Prepared:
+    def _prepare(self, spec: ReleaseSpec, out_dir: str | os.PathLike[str], create_out: bool,
+                 state: Any = None) -> _Prepared:
         trust_model = spec.trust_model
         analysis = AnalysisSpec(trust_model, spec.query, features=spec.features)
         refused = release_refusal(analysis)  # the capability table decides, in one sentence
         if refused is not None:
             raise ProjectError(refused)
-        get_accountant(spec.accountant)
+        if spec.accountant is not None:  # None: the dataset's (or the project's default)
+            get_accountant(spec.accountant)
         self._require_intact()  # an edited ledger: no release until it is acknowledged
         path = Path(absolute(spec.dataset))
         engine, multi = release_engine(spec, path)
         if multi:
-            return self._prepare_files(spec, analysis, path, engine, out_dir, create_out)
+            return self._prepare_files(spec, analysis, path, engine, out_dir, create_out,
+                                       state)
         if not path.is_file():
             raise ProjectError(f"dataset {spec.dataset}: no such file")
         fingerprint = sha256_file(path)
@@ -259,7 +275,8 @@ class ReleaseTransaction:
         notes = identity_notes + notes
         sums = None
         if engine == "dask":  # one file, one partition: read and hashed by its task
-            sums = sum_where_data_is(spec, analysis, one_file(path), engine, declared)
+            sums = sum_where_data_is(spec, analysis, one_file(path), engine, declared,
+                                     state)
             if sums.files[0].sha256 != fingerprint:
                 raise DatasetChangedError(f"warning: {path.name} changed while it was being "
                                           "read; refusing to release")
@@ -268,14 +285,11 @@ class ReleaseTransaction:
                             out_dir, create_out)
 
     def _prepare_files(self, spec: ReleaseSpec, analysis: AnalysisSpec, path: Path,
-                       engine: str, out_dir: str | os.PathLike[str], create_out: bool
-                       ) -> _Prepared:
+                       engine: str, out_dir: str | os.PathLike[str], create_out: bool,
+                       state: Any = None) -> _Prepared:
         """:meth:`_prepare` for a folder or glob: its columns and declaration from
         metadata and the sidecar, then one pass that reads, hashes and sums every file
         (on Dask, or file by file here); its identity is its files' fingerprint."""
-        if spec.script:  # it re-reads one file with load_table: it cannot rerun a folder
-            raise ProjectError("a reproducible script reruns a release from one file; set "
-                               "script = false for a release on a folder or glob")
         ds = open_files(path, header=spec.header)
         if not spec.query.column:
             raise ProjectError("the spec names no column")
@@ -285,7 +299,7 @@ class ReleaseTransaction:
         sidecar = ds.sidecar
         declared = load_schema(sidecar) if sidecar.is_file() else None
         analysis, notes = resolve(analysis, declared)
-        sums = sum_where_data_is(spec, analysis, ds, engine, declared)
+        sums = sum_where_data_is(spec, analysis, ds, engine, declared, state)
         fingerprint = files_fingerprint(sums.files)
         if spec.fingerprint is not None and spec.fingerprint != fingerprint:
             raise DatasetChangedError(
@@ -318,7 +332,7 @@ class ReleaseTransaction:
             budget, relation, accountant = self._registration(
                 spec.budget_epsilon, spec.budget_delta, None, spec.accountant, path.name)
             schema = declared_schema
-        if spec.accountant != accountant:
+        if spec.accountant is not None and spec.accountant != accountant:
             raise ProjectError(f"{path.name} is accounted with the {accountant} accountant; the "
                                f"spec asks for {spec.accountant}")
         if model_bounds is not None and relation != "replace":
@@ -339,21 +353,22 @@ class ReleaseTransaction:
         # The query's ε and δ are the engine's own (a local query's are its randomizer's,
         # see resolve_local_query); _charge checks them again against the result object.
         charge = acc.charge(query)
+        planned = None if acc.name == "basic" else planned_loss(analysis)
         with self._db() as conn:
-            charges = (self._charges(conn, record.id) if record is not None else
-                       self._charges(conn, budget_of) if budget_of is not None else [])
+            of = record.id if record is not None else budget_of
+            charges, losses = self._losses(conn, of) if of is not None else ([], [])
         label = path.name
         if record is not None and record.fingerprint != fingerprint:
             label += f" (the same rows as registered dataset #{record.id}, {record.name})"
         elif record is not None and record.budget_of is not None or budget_of is not None:
             label += (f" (a version of dataset #{budget_of or record.budget_of}, sharing its "
                       "budget)")
-        _check_budget(acc, budget, charges, charge, label)
+        _check_budget(acc, budget, charges, losses, charge, planned, label)
         out, created = _output_folder(out_dir, create_out)
         return _Prepared(spec, query, notes, path, fingerprint, path.name, schema, record, budget,
                          relation, accountant, charge, values, reader_for(query, declared),
                          out, created, spec.trust_model, model, content, budget_of, analysis,
-                         sums, multi)
+                         sums, multi, planned)
 
     def _stem(self, release_id: int, prep: _Prepared, uid: str) -> str:
         from dpstudio.export.bundle import file_names
@@ -361,7 +376,8 @@ class ReleaseTransaction:
         base = _slug(prep.spec.name or f"{prep.query.query}-{prep.query.column}")
         for stem in (f"r{release_id:04d}-{base}", f"r{release_id:04d}-{base}-{uid[:8]}"):
             names = file_names(stem, prep.spec.formats, prep.spec.report, prep.spec.script,
-                               records="records" in capability(prep.trust_model).options)
+                               records="records" in capability(prep.trust_model).options,
+                               script_format=prep.spec.script_format)
             if not any((prep.out / n).exists() or (prep.out / tmp_name(n, uid)).exists()
                        for n in names):
                 return stem
@@ -391,8 +407,9 @@ class ReleaseTransaction:
             problems = self._audit_locked(conn).problems  # edited since _prepare checked?
             if problems:
                 raise LedgerTamperedError(tamper_message(self.path, problems), problems)
-            charges = self._charges(conn, dataset_id)
-            _check_budget(acc, prep.budget, charges, prep.charge, prep.name)
+            charges, losses = self._losses(conn, dataset_id)
+            _check_budget(acc, prep.budget, charges, losses, prep.charge, prep.planned,
+                          prep.name)
             spec_dict = _spec_dict(prep)
             cur = conn.execute(
                 "INSERT INTO releases (uid, dataset_id, status, created_at, query, column_name, "
@@ -408,11 +425,21 @@ class ReleaseTransaction:
             # the noise, never the spec's. Nothing drawn has been seen yet: if it is more than
             # was checked, the budget is checked again and the transaction may still roll back.
             charge = (exact(float(result.epsilon)), exact(float(result.delta)))
+            # What was drawn, as the ledger keeps it (never claiming less than the charge).
+            loss = release_loss(result)
+            if charge != prep.charge or (acc.name != "basic" and loss != prep.planned):
+                # A tight accountant's decision is the composition with what was drawn
+                # (a function of the spec, never of the noise): rolling back here shows
+                # nothing.
+                _check_budget(acc, prep.budget, charges, losses, charge, loss, prep.name)
             if charge != prep.charge:
-                _check_budget(acc, prep.budget, charges, charge, prep.name)
                 conn.execute("UPDATE releases SET epsilon = ?, delta = ? WHERE id = ?",
                              (str(charge[0]), str(charge[1]), release_id))
                 history = self._history(conn, dataset_id, release_id)
+            # Stored before the chain entry, so the chain covers it: a hand-edited scale
+            # or sensitivity is tampering, like an edited ε.
+            conn.execute("UPDATE releases SET loss = ? WHERE id = ?",
+                         (loss_json(loss), release_id))
             _chain.record_release(conn, release_id)
             public["notes"] = prep.notes + list(public.get("notes", []))
             stem = self._stem(release_id, prep, uid)
@@ -437,10 +464,11 @@ class ReleaseTransaction:
                 public=public, epsilon=charge[0], delta=charge[1],
                 accountant=prep.accountant, budget_epsilon=prep.budget[0],
                 budget_delta=prep.budget[1], formats=prep.spec.formats,
-                report=prep.spec.report, script=prep.spec.script, reader=prep.reader,
+                report=prep.spec.report, script=prep.spec.script,
+                script_format=prep.spec.script_format, reader=prep.reader,
                 history=history, trust_model=prep.trust_model, records=records,
                 header=prep.spec.header, analyst=analyst,
-                execution=None if prep.sums is None else prep.sums.execution,
+                execution=execution_of(prep.sums),
                 dataset_files=None if not prep.multi else [
                     f.to_dict() for f in prep.sums.files])
             files = render_bundle(bundle)
@@ -509,13 +537,25 @@ class ReleaseTransaction:
 # ---------------------------------------------------------------------------- helpers
 
 
-def _check_budget(acc, budget: tuple[Decimal, Decimal], charges: list,
-                  request: tuple[Decimal, Decimal], name: str) -> None:
-    if acc.fits(budget, charges, request):
+def _check_budget(acc, budget: tuple[Decimal, Decimal], charges: list, losses: list,
+                  request: tuple[Decimal, Decimal], request_loss: Any, name: str) -> None:
+    """BudgetExceededError unless the past releases (their ``charges`` and ``losses``) and
+    this one (its charge and, for a tight accountant, its description) fit ``budget``."""
+    if acc.fits_charged(budget, charges, losses, request, request_loss):
         return
-    spent = acc.spent(charges)
+    spent = acc.spent_losses(losses, BASIC.spent(charges))
     left = (budget[0] - spent[0], budget[1] - spent[1])
     shown = tuple(max(x, Decimal(0)) for x in left)
+    if acc.name != "basic" and left[1] >= request[1]:
+        # A tight accountant does not add this release's ε to the rest: say what the
+        # composition with it comes to (δ, which does add up, fits).
+        loss = charge_loss(*request) if request_loss is None else request_loss
+        after = acc.spent_losses([*losses, loss], BASIC.spent([*charges, request]))
+        raise BudgetExceededError(
+            f"budget exceeded for {name}: with this release (ε = {dec_text(request[0])}, "
+            f"δ = {dec_text(request[1])}) the {acc.name} accountant counts ε = "
+            f"{float(after[0]):.4g} spent, over the budget ε = {dec_text(budget[0])} "
+            f"(ε = {dec_text(shown[0])} is left before it)", left[0], left[1])
     raise BudgetExceededError(
         f"budget exceeded for {name}: this release needs ε = {dec_text(request[0])}, "
         f"δ = {dec_text(request[1])}, but only ε = {dec_text(shown[0])}, δ = "
@@ -590,7 +630,8 @@ def _spec_dict(prep: _Prepared) -> dict[str, Any]:
         "epsilon": float(q.epsilon), "delta": float(q.delta), "relation": q.relation,
         "confidence": float(q.confidence), "accountant": prep.accountant,
         "formats": list(prep.spec.formats), "report": prep.spec.report,
-        "script": prep.spec.script, "name": prep.spec.name, "trust_model": prep.trust_model,
+        "script": prep.spec.script, "script_format": prep.spec.script_format,
+        "name": prep.spec.name, "trust_model": prep.trust_model,
         "header": prep.spec.header, "missing": q.missing,
         "impute": q.impute_value() if q.missing == "impute" else None,
     }

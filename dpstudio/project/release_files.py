@@ -23,8 +23,8 @@ from dpstudio.data.folders import FILES_ALGORITHM, FileDataset, is_multi_file
 from dpstudio.engine.queries.partial import Partial
 from dpstudio.project.errors import ProjectError
 
-__all__ = ["content_of_files", "figures_from_partial", "files_refusal", "one_file",
-           "release_engine", "sum_where_data_is"]
+__all__ = ["content_of_files", "execution_of", "figures_from_partial", "files_refusal",
+           "one_file", "release_engine", "sum_where_data_is"]
 
 
 def release_engine(spec: Any, path: Path) -> tuple[str, bool]:
@@ -97,16 +97,36 @@ def files_refusal(analysis: AnalysisSpec) -> str | None:
     return None
 
 
+def execution_of(sums: Any) -> dict[str, Any]:
+    """The manifest's ``execution`` fields of a release: its sums' (a folder, or Dask), or
+    this process's for a release read in-process from one file (one partition)."""
+    from dpstudio.execution.engines import in_process
+
+    return in_process(1) if sums is None else dict(sums.execution)
+
+
 def sum_where_data_is(spec: Any, analysis: AnalysisSpec, ds: Any, engine: str,
-                      declared: Any) -> Any:
+                      declared: Any, state: Any = None) -> Any:
     """The release's exact integer aggregates, each file read and hashed once where it is
     (on Dask, or file by file here); no noise. ProjectError for an analysis that is not
-    built from sums."""
+    built from sums.
+
+    ``state`` (a :class:`~dpstudio.jobs.State`, may be None) follows the files summed and
+    may cancel: :class:`~dpstudio.jobs.Cancelled` is raised before any noise is drawn or
+    anything charged. A worker lost mid-query has its tasks rerun; a query the cluster
+    cannot finish is one :class:`~dpstudio.execution.engines.ExecutionError` line. The
+    ``execution`` fields are the same keys on either engine (engine, scheduler, workers,
+    threads, memory_bytes, partitions).
+    """
+    from dpstudio.execution.engines import in_process
     from dpstudio.execution.run import sum_on_files
 
     refused = files_refusal(analysis)
     if refused is not None:
         raise ProjectError(refused)
     column = declared.get(analysis.query.column) if declared is not None else None
-    return sum_on_files(analysis, ds, engine=engine, scheduler=spec.scheduler,
-                        declared=column, header=spec.header, fingerprint=True)
+    sums = sum_on_files(analysis, ds, engine=engine, scheduler=spec.scheduler,
+                        declared=column, header=spec.header, fingerprint=True, state=state)
+    if sums.execution.get("engine") != "dask":
+        sums.execution = in_process(len(ds.files)) | dict(sums.execution)
+    return sums

@@ -18,8 +18,10 @@ Example (every key but ``schema_version``, ``dataset``, ``column``, ``query``,
     formats = ["csv", "json"]       # also "parquet", "xlsx"
     report = true                   # HTML + PDF stakeholder report
     script = true                   # reproducible Python script
+    # script_format = "ipynb"       # the script as a Jupyter notebook (default "py")
     # fingerprint = "…"             # refuse unless the dataset has exactly this SHA-256
-    # accountant = "basic"
+    # accountant = "pld"            # basic, advanced, zcdp or pld; default: the dataset's
+    #                               # (for its first release, the project's)
     # name = "age-mean"             # file name stem (default: "<query>-<column>")
     # trust_model = "local"         # default "central"; "local": each record randomized on
     #                               # its owner's side (histogram or mean, with rr, krr,
@@ -86,6 +88,9 @@ _TOP = ("schema_version", "dataset", "fingerprint", "column", "query", "bounds",
 _TOP += ("share_budget_with", "separate_budget")
 #: Where the sums are computed (:mod:`dpstudio.execution`); not part of what is released.
 _TOP += ("engine", "scheduler")
+#: How the reproducible script is written: a Python file or a Jupyter notebook.
+_TOP += ("script_format",)
+SCRIPT_FORMATS = ("py", "ipynb")
 _TABLES = ("params", "budget")
 _REQUIRED = ("dataset", "column", "query", "mechanism", "epsilon")
 #: Queries that fit a model on ``features`` (``column`` is the label).
@@ -109,7 +114,9 @@ class ReleaseSpec:
     budget_epsilon: float | None = None
     budget_delta: float | None = None
     fingerprint: str | None = None
-    accountant: str = "basic"
+    #: None: the dataset's accountant, or for a dataset's first release the project's
+    #: default (``dpstudio project init --accountant``).
+    accountant: str | None = None
     name: str | None = None
     source: str = field(default="", compare=False)
     trust_model: str = "central"
@@ -125,6 +132,8 @@ class ReleaseSpec:
     engine: str = "auto"
     #: A Dask scheduler's address (``tcp://host:8786``); None starts a local cluster.
     scheduler: str | None = None
+    #: ``py`` (a Python script) or ``ipynb`` (the same code as a notebook).
+    script_format: str = "py"
 
 
 def _where(source: str) -> str:
@@ -303,11 +312,32 @@ def parse_spec(data: dict[str, Any], source: str = "", base: Path | None = None)
         report=_bool(data, "report", where, False), script=_bool(data, "script", where, False),
         budget_epsilon=None if b_eps is None else float(b_eps),
         budget_delta=None if b_delta is None else float(b_delta),
-        fingerprint=fingerprint, accountant=_string(data, "accountant", where, "basic"),
+        fingerprint=fingerprint, accountant=_accountant(data, where),
         name=_string(data, "name", where), source=source, trust_model=trust_model,
         features=features, share_budget_with=share, separate_budget=separate,
         header=_bool(data, "header", where, True), engine=engine, scheduler=scheduler,
+        script_format=_script_format(data, where),
     )
+
+
+def _accountant(data: dict, where: str) -> str | None:
+    """The spec's ``accountant``, checked; None when absent (the project's decides)."""
+    from dpstudio.project.accountant import ACCOUNTANTS
+
+    name = _string(data, "accountant", where)
+    if name is not None and name not in ACCOUNTANTS:
+        raise SpecError(f"{where}accountant must be one of {', '.join(ACCOUNTANTS)}, got "
+                        f"{name!r} (leave it out to use the project's)")
+    return name
+
+
+def _script_format(data: dict[str, Any], where: str) -> str:
+    """``script_format``: ``"py"`` (default) or ``"ipynb"``, in one sentence otherwise."""
+    value = data.get("script_format", "py")
+    if value not in SCRIPT_FORMATS:
+        raise SpecError(f"{where}script_format must be one of {', '.join(SCRIPT_FORMATS)}, "
+                        f"got {value!r}")
+    return value
 
 
 def _engine(data: dict, where: str) -> tuple[str, str | None]:
@@ -426,6 +456,7 @@ def spec_text(spec: ReleaseSpec) -> str:
         ("header", None if spec.header else False),
         ("engine", None if spec.engine == "auto" else spec.engine),
         ("scheduler", spec.scheduler),
+        ("script_format", None if spec.script_format == "py" else spec.script_format),
     ]
     for key, value in fields:
         if value is not None:

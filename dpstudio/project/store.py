@@ -446,8 +446,19 @@ class ProjectStore:
             f"SELECT id, loss FROM releases WHERE id IN ({', '.join('?' * len(ids))})",
             ids).fetchall()) if ids else {}
         charges = [found.release_charge[r] for r in ids]
-        losses = [read_loss(stored.get(r), *found.release_charge[r]) for r in ids]
+        losses = [read_loss(self._chained_loss(found, r, stored.get(r)),
+                            *found.release_charge[r]) for r in ids]
         return charges, losses
+
+    @staticmethod
+    def _chained_loss(found: Any, release_id: int, text: str | None) -> str | None:
+        """The stored description unless it differs from the one the chain recorded (an
+        edit by hand: a larger scale would lower the tight accountants' charge); then
+        none, so the release counts as its charge's pure/approx description."""
+        expected = found.expected_releases.get(release_id)
+        if expected is not None and "loss" in expected and expected["loss"] != text:
+            return None
+        return text
 
     def losses(self, dataset: DatasetRecord | str | int) -> list[LossDescription]:
         """The privacy-loss descriptions of every release charged to a dataset's budget
@@ -564,13 +575,32 @@ class ProjectStore:
 
     def cumulative_epsilon(self, dataset: DatasetRecord | str | int) -> list[CumulativePoint]:
         """Cumulative ε and δ after each release of a dataset, in order (for a plot), as
-        charged (see :meth:`charged_ledger`)."""
-        points, e_sum, d_sum = [], Decimal(0), Decimal(0)
-        for r in self.charged_ledger(dataset):
+        charged (see :meth:`charged_ledger`), under the dataset's accountant: basic adds
+        the charges up; a tight one composes what the releases drew, up to each one."""
+        rec = self.dataset(dataset)
+        releases = self.charged_ledger(rec)
+        budget = self.budget(rec)
+        accountant = budget.accountant
+        sums, e_sum, d_sum = [], Decimal(0), Decimal(0)
+        for r in releases:
             e_sum, d_sum = e_sum + r.epsilon, d_sum + r.delta
-            points.append(CumulativePoint(r.id, r.created_at, r.status, float(r.epsilon),
-                                          float(r.delta), float(e_sum), float(d_sum)))
-        return points
+            sums.append((e_sum, d_sum))
+        spent = [e for e, _ in sums]
+        if accountant != "basic" and releases:
+            with self._db() as conn:
+                found = self._audit_locked(conn)
+                stored = dict(conn.execute("SELECT id, loss FROM releases").fetchall())
+                charged = len(self._losses(conn, rec.id)[0])
+            losses = [read_loss(self._chained_loss(found, r.id, stored.get(r.id)),
+                                r.epsilon, r.delta) for r in releases]
+            spent = get_accountant(accountant).spent_series(losses, sums)
+            if charged == len(releases):
+                # The last step is what the budget counts (composed in one tree there,
+                # one release at a time here: the two agree to ~1e-11).
+                spent[-1] = budget.spent_epsilon
+        return [CumulativePoint(r.id, r.created_at, r.status, float(r.epsilon),
+                                float(r.delta), float(e), float(d))
+                for r, e, (_, d) in zip(releases, spent, sums, strict=True)]
 
     def to_dict(self) -> dict[str, Any]:
         """The whole ledger as JSON-ready data (what ``dpstudio ledger --json`` prints)."""

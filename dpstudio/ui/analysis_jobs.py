@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
 
+from dpstudio.ui.folder_open import is_folder
 from dpstudio.ui.throttle import Throttle
 from dpstudio.ui.worker import Coalescer, JobRunner
 
@@ -51,8 +52,10 @@ class Analysis(QObject):
     busy_changed = Signal(str, bool)  # job key, running
     progress = Signal(str, float, str)
     mc_cancelled = Signal()
+    #: A folder's sums were computed: the manifest-like ``execution`` dict (engine, cluster).
+    execution_changed = Signal(object)
 
-    KEYS = ("lines", "montecarlo", "compare", "tradeoff", "preview")
+    KEYS = ("folder", "lines", "montecarlo", "compare", "tradeoff", "preview")
     #: Overlay the shuffle and secure-aggregation protocols' planned errors (their plans
     #: calibrate noise numerically: up to a second per ε the first time, then cached).
     planned_comparisons = True
@@ -70,6 +73,13 @@ class Analysis(QObject):
         self._submitted: dict[str, Any] = {}
         self.preview_seed = 1
         self.mc_was_cancelled = False
+        #: A folder: where its sums run (the Execution setting) and what was computed.
+        self.engine = "auto"
+        self.scheduler = ""
+        self.execution: dict[str, Any] | None = None
+        self.folder_was_cancelled = False
+        self._cancelled_key: tuple | None = None
+        self._folder_sums: dict[tuple, Any] = {}
         self._closed = False
         for runner in (self.slow, self.fast):
             runner.sig_finished.connect(self._finished)
@@ -93,7 +103,14 @@ class Analysis(QObject):
         self._on_changed("refresh")
 
     def cancel_montecarlo(self) -> None:
-        """Stop the Monte-Carlo job; its result, if it still arrives, is dropped."""
+        """Stop the Monte-Carlo job (and a folder's sums: their Dask futures are cancelled
+        at once); whatever they still return is dropped."""
+        if "folder" in self._busy or self._submitted.get("folder") is not None:
+            self.slow.cancel("folder")
+            self._submitted["folder"] = None
+            self.folder_was_cancelled = True
+            self._cancelled_key = self._shown.get("utility")
+            self.mc_cancelled.emit()
         if "montecarlo" in self._busy or self._submitted.get("montecarlo") is not None:
             self.slow.cancel("montecarlo")
             self._submitted["montecarlo"] = None
@@ -103,8 +120,41 @@ class Analysis(QObject):
     def recompute_montecarlo(self) -> None:
         self.mc_was_cancelled = False
         s = self.session.settings()
-        if s is not None and not self._closed:
-            self._submit_points(s, force=True)
+        if s is None or self._closed:
+            return
+        if self.is_folder:  # "Simulate on the data (slow)", or "Compute again"
+            if self.folder_was_cancelled or self._sums_for(s) is None:
+                self.folder_was_cancelled = False
+                self._submit_folder(s)
+            else:  # Monte-Carlo on every row: one pass over every file per ε
+                self._submit_folder_points(s)
+            return
+        self._submit_points(s, force=True)
+
+    def set_execution(self, engine: str, scheduler: str) -> None:
+        """Where a folder's sums run from now on; an open folder is summed again there."""
+        if (engine, scheduler) == (self.engine, self.scheduler):
+            return
+        self.engine, self.scheduler = engine, scheduler
+        self.execution = None
+        if self.is_folder:
+            self._drop_jobs()
+            self._folder_sums.clear()
+            self._lines_cache.clear()
+            self._points_cache.clear()
+            self.folder_was_cancelled = False
+            self._cancelled_key = None
+            self.refresh()
+
+    @property
+    def is_folder(self) -> bool:
+        """Whether the session's dataset is a folder (its numbers from all its files)."""
+        return is_folder(self.session.dataset)
+
+    def has_folder_sums(self) -> bool:
+        """Whether the folder's aggregates for the current choices are in."""
+        s = self.session.settings()
+        return self.is_folder and s is not None and self._sums_for(s) is not None
 
     def draw_again(self) -> None:
         """A new simulated release at the same settings (another seed)."""
@@ -161,6 +211,8 @@ class Analysis(QObject):
             self._lines_cache.clear()
             self._points_cache.clear()
             self._compare_cache.clear()
+            self._folder_sums.clear()
+            self.folder_was_cancelled = False
             self._dataset_later.start()
         s = self.session.settings()
         if s is None:
@@ -178,7 +230,8 @@ class Analysis(QObject):
 
     def _drop_jobs(self) -> None:
         """Cancel every job under way; whatever they still return is not shown."""
-        for runner, key in ((self.slow, "lines"), (self.slow, "montecarlo"),
+        for runner, key in ((self.slow, "folder"), (self.slow, "lines"),
+                            (self.slow, "montecarlo"),
                             (self.slow, "compare"), (self.fast, "tradeoff"),
                             (self.fast, "preview")):
             if self._submitted.get(key) is not None:
@@ -201,6 +254,11 @@ class Analysis(QObject):
         key = s.utility_key()
         self._shown["utility"] = key
         self.mc_was_cancelled = False
+        if self.is_folder:
+            if key != self._cancelled_key:
+                self.folder_was_cancelled = False  # a new choice: its sums are wanted
+            self._submit_folder(s)
+            return
         if key in self._lines_cache:
             self._submitted["lines"] = None
             self.lines_ready.emit(self._lines_cache[key])
@@ -242,15 +300,76 @@ class Analysis(QObject):
             self._submitted["tradeoff"] = t_key
             self.fast.submit("tradeoff", _tradeoff_job, s)
         p_key = (t_key, self.preview_seed)
+        if self.is_folder:
+            sums = self._sums_for(s)
+            if sums is not None and self._submitted.get("preview") != p_key:
+                from dpstudio.ui.folder_numbers import folder_preview
+
+                self._submitted["preview"] = p_key
+                self.fast.submit("preview", folder_preview, s, sums, self.preview_seed)
+            return
         if self._submitted.get("preview") != p_key:
             self._submitted["preview"] = p_key
             self.fast.submit("preview", _preview_job, s, self.session.values,
                              self.preview_seed)
 
+    # -- a folder: its aggregates first, then every number from them ----------------------
+
+    def _sums_for(self, s: Choices) -> Any:
+        from dpstudio.ui.folder_numbers import sums_key
+
+        return self._folder_sums.get(sums_key(s))
+
+    def _submit_folder(self, s: Choices) -> None:
+        """The folder's exact aggregates for ``s`` (cached): one pass over every file, on
+        the engine of the Execution setting, with progress and Cancel; then the lines."""
+        from dpstudio.ui.folder_numbers import folder_utility, sums_job, sums_key
+
+        key = s.utility_key()
+        sums = self._sums_for(s)
+        if sums is not None:
+            if key in self._lines_cache:
+                self._submitted["lines"] = None
+                self.lines_ready.emit(self._lines_cache[key])
+            elif self._submitted.get("lines") != key:
+                self._submitted["lines"] = key
+                self.slow.submit("lines", folder_utility, s, sums)
+            return
+        if self.folder_was_cancelled or self._submitted.get("folder") == sums_key(s):
+            return  # cancelled: computed again only when asked (Simulate / a new choice)
+        dataset = self.session.dataset
+        self._submitted["folder"] = sums_key(s)
+        self.slow.submit("folder", sums_job, s, dataset.files, self.session.spec,
+                         self.engine, self.scheduler,
+                         bool(dataset.frame.attrs.get("header", True)))
+
+    def _submit_folder_points(self, s: Choices) -> None:
+        from dpstudio.ui.folder_numbers import folder_montecarlo
+
+        dataset = self.session.dataset
+        self.mc_was_cancelled = False
+        self._submitted["montecarlo"] = s.utility_key()
+        self.slow.submit("montecarlo", folder_montecarlo, s, dataset.files, self.session.spec,
+                         self.engine, self.scheduler,
+                         bool(dataset.frame.attrs.get("header", True)))
+
+    def _folder_done(self, sums: Any) -> None:
+        self._submitted["folder"] = None
+        self._folder_sums[sums.key] = sums
+        self.execution = sums.execution
+        self.execution_changed.emit(sums.execution)
+        s = self.session.settings()
+        if s is None or self._closed or not self.is_folder:
+            return
+        self._submit_folder(s)
+        self._submit_fast()
+
     # -- results ---------------------------------------------------------------------------
 
     def _finished(self, key: str, result: Any) -> None:
-        if key == "lines":
+        if key == "folder":
+            self._folder_done(result)
+        elif key == "lines":
             self._lines_cache[result.key] = result
             self._submitted["lines"] = None
             if result.key == self._shown.get("utility"):

@@ -39,9 +39,16 @@ __all__ = ["VIEWS", "WAITING", "AnalysisView"]
 #: Names accepted by :meth:`AnalysisView.focus` (and ``--view`` for screenshots).
 VIEWS = ("analysis", "utility", "tradeoff")
 
-JOB_NAMES = {"lines": "error curves", "montecarlo": "Monte-Carlo simulation",
+JOB_NAMES = {"folder": "sums over the folder's files", "lines": "error curves",
+             "montecarlo": "Monte-Carlo simulation",
              "compare": "protocol comparisons",
              "tradeoff": "trade-off curves", "preview": "simulated release"}
+
+#: The strip's button on a folder: Monte-Carlo on every row runs only when asked.
+SIMULATE_FOLDER = "Simulate on the data (slow)"
+#: The strip's sentence once a folder's numbers are in.
+FOLDER_READY = ("Analytic error from the exact aggregates of every row; Monte-Carlo on the "
+                "data only when asked.")
 
 #: What a plot says while a new dataset's curves are computed (its mark spins meanwhile).
 COMPUTING = "Computing the curves for this dataset…"
@@ -51,7 +58,7 @@ COMPUTING = "Computing the curves for this dataset…"
 WAITING = "Waiting for the column to be declared"
 
 #: Which plot each job draws (its "computing" mark: :attr:`AnalysisView.marks`).
-JOB_PLOTS = {"lines": "utility", "montecarlo": "utility", "compare": "utility",
+JOB_PLOTS = {"folder": "utility", "lines": "utility", "montecarlo": "utility", "compare": "utility",
              "tradeoff": "tradeoff", "preview": "preview"}
 
 
@@ -153,6 +160,7 @@ class AnalysisView(QWidget):
         session.epsilon_changed.connect(self.utility_plot.set_epsilon)
         session.changed.connect(self._session_changed)
         self.utility_plot.set_epsilon(session.epsilon)
+        analysis.execution_changed.connect(lambda _e: self._folder_idle())
 
     # -- views -------------------------------------------------------------------------
 
@@ -209,11 +217,15 @@ class AnalysisView(QWidget):
         self._set_progress_visible(False)
 
     def _failed(self, key: str, message: str) -> None:
-        if key in ("lines", "montecarlo", "compare"):
+        if key in ("folder", "lines", "montecarlo", "compare"):
             self.progress_text.setText(f"Could not compute the {JOB_NAMES[key]}: {message}")
             self.progress_strip.setVisible(True)
             self.progress_bar.hide()
             self.cancel_button.hide()
+            if key == "folder":  # nothing computed: say why over the plot and the preview
+                self.utility_plot.clear_data(message)
+                self.result_panel.clear_data(message)
+                self._show_simulate("Compute again")
         elif key == "tradeoff":
             self.tradeoff_plot.clear_data(message)
         elif key == "preview":
@@ -223,24 +235,49 @@ class AnalysisView(QWidget):
     def _busy_changed(self, key: str, busy: bool) -> None:
         if key in JOB_PLOTS:
             self.marks[JOB_PLOTS[key]].set_running(key, JOB_NAMES[key] if busy else None)
-        if key == "montecarlo":
+        if key in ("montecarlo", "folder"):
             if busy:
                 self.progress_bar.setValue(0)
-                self.progress_text.setText("Monte-Carlo simulation…")
+                self.progress_text.setText("Monte-Carlo simulation…" if key == "montecarlo"
+                                           else "Summing the folder's files…")
                 self._set_progress_visible(True)
-            elif not self.analysis.mc_was_cancelled:
+            elif not (self.analysis.mc_was_cancelled or self.analysis.folder_was_cancelled):
                 self._set_progress_visible(False)
-            if busy:
+                self._folder_idle()
+            if busy and key == "montecarlo":
                 self.utility_plot.set_points(None)
         running = [JOB_NAMES[k] for k in Analysis.KEYS if k in self.analysis.busy()]
         self.status_changed.emit(f"Computing {', '.join(running)}…" if running else "")
 
     def _progress(self, key: str, fraction: float, message: str) -> None:
-        if key == "montecarlo":
+        if key in ("montecarlo", "folder"):
             self.progress_bar.setValue(int(fraction * 1000))
-            self.progress_text.setText(f"Monte-Carlo simulation {fraction:.0%}")
+            what = ("Monte-Carlo simulation" if key == "montecarlo"
+                    else message or "Summing the folder")
+            self.progress_text.setText(f"{what} {fraction:.0%}")
+
+    def _folder_idle(self) -> None:
+        """A folder whose sums are in: the strip offers the Monte-Carlo on every row."""
+        if (self.analysis.has_folder_sums()
+                and not self.analysis.busy() & {"folder", "montecarlo"}):
+            self.progress_text.setText(FOLDER_READY)
+            self._show_simulate(SIMULATE_FOLDER)
+
+    def _show_simulate(self, text: str) -> None:
+        self.progress_strip.setVisible(True)
+        self.progress_bar.hide()
+        self.cancel_button.hide()
+        self.recompute_button.setText(text)
+        self.recompute_button.show()
 
     def _mc_cancelled(self) -> None:
+        if self.analysis.folder_was_cancelled:
+            self._show_simulate("Compute again")
+            self.progress_text.setText("Cancelled: the folder's sums were stopped on every "
+                                       "worker; nothing is shown.")
+            self.utility_plot.clear_data("Cancelled")
+            self.result_panel.clear_data("Cancelled")
+            return
         self.progress_strip.setVisible(True)
         self.progress_bar.hide()
         self.cancel_button.hide()
@@ -253,3 +290,4 @@ class AnalysisView(QWidget):
         self.progress_bar.setVisible(visible)
         self.cancel_button.setVisible(visible)
         self.recompute_button.hide()
+        self.recompute_button.setText("Simulate")

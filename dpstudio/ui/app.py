@@ -35,7 +35,8 @@ def run_app(
     size: tuple[int, int] = DEFAULT_SIZE,
     view: str | None = None,
 ) -> int:
-    """Run DP Studio on ``dataset`` (default: the bundled survey sample).
+    """Run DP Studio on ``dataset`` (default: the bundled survey sample): a file, or a
+    folder or glob of Parquet/CSV files (opened as File ▸ Open Folder… opens it).
 
     With ``screenshot``, render the window offscreen at ``size`` into that image file,
     once the analysis computations have finished, print its path and return 0. ``view``
@@ -58,9 +59,9 @@ def run_app(
     except (TypeError, ValueError):
         return _fail(f"invalid window size {size!r}; give it as WIDTHxHEIGHT, e.g. 1400x900")
 
-    from dpstudio.data.dataset import open_dataset
     from dpstudio.data.errors import DataError
     from dpstudio.data.samples import sample_path
+    from dpstudio.ui.folder_open import open_any  # a file, or a folder of files
     from dpstudio.ui.main_window import VIEWS, MainWindow
 
     if view is not None and view not in VIEWS:
@@ -77,7 +78,7 @@ def run_app(
             return _fail(f"project not found: {project}")
         dataset = _project_dataset(project)
     try:
-        loaded = open_dataset(dataset if dataset is not None else sample_path(DEFAULT_SAMPLE))
+        loaded = open_any(dataset if dataset is not None else sample_path(DEFAULT_SAMPLE))
     except DataError as exc:
         return _fail(str(exc))
 

@@ -32,12 +32,13 @@ from PySide6.QtWidgets import (
 )
 
 from dpstudio.project import BudgetState, CumulativePoint, ReleaseRecord
-from dpstudio.ui.plots import add_hint, linear_ticks, style_plot
+from dpstudio.ui.plots import add_hint, linear_ticks, retitle, style_plot
 from dpstudio.ui.style import MUTED
 from dpstudio.ui.texts import QUERY_LABELS
 from dpstudio.ui.utility_plot import trust_colour
 
-__all__ = ["ACCOUNTANT_TIPS", "COLUMNS", "LedgerData", "LedgerView", "tamper_text"]
+__all__ = ["ACCOUNTANT_TIPS", "COLUMNS", "LedgerData", "LedgerView", "plot_title",
+           "tamper_text"]
 
 COLUMNS = ("#", "Time", "Query", "Column", "Mechanism", "ε", "δ", "Status", "Files")
 BUDGET_COLOUR = "#b42318"
@@ -52,10 +53,16 @@ STATUS_TIPS = {
     "deleted": "Deleted from the ledger outside DP Studio: its chain entry or manifest says "
                "it was released, so its budget stays charged",
 }
-PLOT_TOOLTIP = ("Cumulative ε spent on this dataset after each release (basic composition: "
-                "ε adds up); the red line is its total budget. A dataset with a tighter "
-                "accountant spends less: see \"Spent under each accountant\" and "
-                "\"Remaining\".")
+PLOT_TOOLTIP = ("ε spent on this dataset after each release under its accountant (basic: the "
+                "ε of its releases add up; advanced, zcdp, pld: what the releases drew, "
+                "composed up to each one, at the δ they spent so far); the red line is its "
+                "total budget. See \"Spent under each accountant\" for what the others "
+                "would show.")
+
+
+def plot_title(accountant: str) -> str:
+    """The cumulative plot's title, naming the accountant that computed it."""
+    return f"Cumulative ε ({accountant} accountant)" if accountant else "Cumulative ε"
 ACCOUNTANT_TIPS = {
     "basic": "Basic composition: the ε and δ of every release add up",
     "advanced": "The optimal composition of Kairouz, Oh & Viswanath (2015) of the "
@@ -375,9 +382,11 @@ class LedgerView(QWidget):
         n = len(points)
         cumulative = np.array([p.cumulative_epsilon for p in points], dtype=float)
         ids = [p.release_id for p in points]
+        accountant = budget.accountant if budget is not None else ""
         self._plotted = {"ids": ids, "cumulative_epsilon": cumulative.copy(),
                          "budget_epsilon": total,
-                         "status": [p.status for p in points]}
+                         "status": [p.status for p in points], "accountant": accountant}
+        retitle(self.plot, plot_title(accountant))
         if n:
             x = np.arange(1, n + 1, dtype=float)
             # A step curve: flat at the previous total, a jump at each release.

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QTabWidget,
 )
 
-from dpstudio.data.dataset import Dataset, open_dataset
+from dpstudio.data.dataset import Dataset
 from dpstudio.data.errors import DataError
 from dpstudio.data.loading import FILE_DIALOG_FILTER, SUPPORTED_EXTENSIONS, header_note
 from dpstudio.data.samples import sample_path
@@ -33,7 +33,9 @@ from dpstudio.ui.analysis_panel import AnalysisPanel
 from dpstudio.ui.analysis_view import VIEWS as ANALYSIS_VIEWS
 from dpstudio.ui.analysis_view import AnalysisView
 from dpstudio.ui.data_table import ColumnFitter, make_table_view
+from dpstudio.ui.execution_status import ExecutionStatus, ReleaseProgress
 from dpstudio.ui.export_plot import FORMATS, PlotFocusTracker, export_plot, suggested_file_name
+from dpstudio.ui.folder_open import FolderDataset, open_any
 from dpstudio.ui.ledger_view import LedgerView
 from dpstudio.ui.loader import DatasetLoader, LoadStatus
 from dpstudio.ui.model_view import ModelView
@@ -45,6 +47,7 @@ from dpstudio.ui.session import Session
 from dpstudio.ui.settings import AppSettings
 from dpstudio.ui.style import app_icon, apply_palette
 from dpstudio.ui.table_model import DataFrameModel
+from dpstudio.ui.window_folder import FolderActions
 from dpstudio.ui.window_menus import ABOUT_TEXT, APP_NAME, build_menus, fill_recent
 
 __all__ = ["APP_NAME", "VIEWS", "MainWindow"]
@@ -61,7 +64,7 @@ _ENCODING_NAMES = {
 }
 
 
-class MainWindow(QMainWindow):
+class MainWindow(FolderActions, QMainWindow):
     """The application window; :meth:`open_path` loads a dataset in the background, keeping
     the old one on error or cancel.
 
@@ -102,6 +105,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.model_view, "Models")
         self.tabs.setTabToolTip(0, "Privacy–utility, trade-off and result preview (Ctrl+1)")
         self.tabs.setTabToolTip(1, "The dataset's rows (Ctrl+2)")
+        self._build_preview_label()
         self.tabs.setTabToolTip(2, "The project's real releases of this dataset and its "
                                    "budget (Ctrl+3)")
         self.tabs.setTabToolTip(3, "Train a model privately: accuracy against ε, "
@@ -122,7 +126,7 @@ class MainWindow(QMainWindow):
         self.schema_panel.table.setTabKeyNavigation(False)
         self._follow_column_selection()
 
-        self.loader = DatasetLoader(self)
+        self.loader = DatasetLoader(self, open_fn=open_any)
         self.loader.loaded.connect(self._on_loaded)
         self.loader.failed.connect(self._on_load_failed)
         self.presentation = PresentationMode(
@@ -155,7 +159,10 @@ class MainWindow(QMainWindow):
 
     def set_dataset(self, dataset: Dataset | None) -> None:
         self._dataset = dataset
-        if dataset is None:
+        self._show_preview_label()
+        if isinstance(dataset, FolderDataset):
+            self._show_folder(dataset)
+        elif dataset is None:
             self.table_model.set_frame(pd.DataFrame())
             self.file_label.setText("No dataset — File ▸ Open… or File ▸ Open Sample")
             self.file_label.setToolTip("")
@@ -207,7 +214,7 @@ class MainWindow(QMainWindow):
     def open_path_now(self, path: str | os.PathLike[str]) -> bool:
         """Load ``path`` on this thread (scripts); on failure show the message, keep the data."""
         try:
-            dataset = open_dataset(path)
+            dataset = open_any(path)
         except DataError as exc:
             QMessageBox.critical(self, "Could not open the dataset", str(exc))
             return False
@@ -372,7 +379,7 @@ class MainWindow(QMainWindow):
         for url in mime.urls() if mime is not None and mime.hasUrls() else []:
             if url.isLocalFile():
                 path = Path(url.toLocalFile())
-                if path.suffix.lower() in SUPPORTED_EXTENSIONS:
+                if path.suffix.lower() in SUPPORTED_EXTENSIONS or path.is_dir():
                     return path
         return None
 
@@ -461,6 +468,13 @@ class MainWindow(QMainWindow):
         self.analysis_view.status_changed.connect(self.compute_label.setText)
         status.addPermanentWidget(self.compute_label)
         status.addPermanentWidget(self.size_label)
+        self.execution_status = ExecutionStatus(self.analysis, self.settings.engine,
+                                                self.settings.scheduler, self)
+        status.addPermanentWidget(self.execution_status)
+        self.release_progress = ReleaseProgress(self.projects, self)
+        status.addPermanentWidget(self.release_progress)
+        self.analysis.engine = self.settings.engine
+        self.analysis.scheduler = self.settings.scheduler
 
     def setVisible(self, visible: bool) -> None:  # noqa: N802 - Qt override
         if visible and not self.isVisible():
@@ -541,6 +555,7 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentWidget(self.analysis_view)
 
     def _tab_changed(self, index: int) -> None:
+        self._show_preview_label()
         if self.tabs.widget(index) is self.ledger_view and self.projects.project is not None:
             self.projects.refresh()  # releases made meanwhile by dpstudio release
 

@@ -156,6 +156,13 @@ class ModelView(QWidget):
         if dataset is None:
             self._say("open a dataset to train a model on it")
             return
+        from dpstudio.ui.folder_open import is_folder
+
+        if is_folder(dataset):  # the window holds its first rows only: never train on them
+            self.jobs.cancel()
+            self._say("training reads every row into memory: a folder's models train with "
+                      "dpstudio train on one file for now")
+            return
         if isinstance(req, str):
             self.jobs.cancel()
             self._say(req)

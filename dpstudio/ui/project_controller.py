@@ -46,7 +46,16 @@ from dpstudio.ui.project_dialogs import (
     ReleaseDialog,
     ReleaseDoneDialog,
 )
-from dpstudio.ui.release_jobs import Outcome, check_job, hash_job, release_job, tamper_text
+from dpstudio.ui.release_jobs import (
+    CANCELLED_TEXT,
+    Outcome,
+    ReleaseCancelled,
+    ReleaseState,
+    check_job,
+    hash_job,
+    release_job,
+    tamper_text,
+)
 from dpstudio.ui.release_rules import (
     OVER_BUDGET_TEXT,
     RELEASE_READY,
@@ -98,6 +107,8 @@ class ProjectController(QObject, SpecActions):
         self._spec: ReleaseSpec | None = None
         self._out: Path | None = None
         self._stale = False
+        #: The release under way: its progress and Cancel (None when none runs).
+        self.release_state: ReleaseState | None = None
         #: What was changed in the open project's ledger outside DP Studio ([] if intact).
         self.tamper: list[str] = []
         self.runner = JobRunner(self)
@@ -127,12 +138,13 @@ class ProjectController(QObject, SpecActions):
         dialog = NewProjectDialog(self.window, self._start_folder())
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return False
-        return self.create_project(**dialog.values())
+        return self.create_project(**dialog.values(), accountant=dialog.chosen_accountant())
 
     def create_project(self, path: str | os.PathLike[str], epsilon: float, delta: float,
-                       relation: str = "add-remove") -> bool:
+                       relation: str = "add-remove", accountant: str = "basic") -> bool:
         try:
-            project = Project.create(path, epsilon=epsilon, delta=delta, relation=relation)
+            project = Project.create(path, epsilon=epsilon, delta=delta, relation=relation,
+                                     accountant=accountant)
         except ProjectError as exc:
             QMessageBox.critical(self.window, "Could not create the project", str(exc))
             return False
@@ -427,7 +439,12 @@ class ProjectController(QObject, SpecActions):
                 return
             self._confirm(outcome.value)
         elif key == "release":
+            self.release_state = None
             self.refresh()
+            if isinstance(outcome.error, ReleaseCancelled):
+                self.window.statusBar().showMessage(CANCELLED_TEXT, 15000)
+                self.release_refused.emit(CANCELLED_TEXT)
+                return
             if outcome.error is not None:
                 self._refused(outcome.error)
                 return
@@ -499,9 +516,20 @@ class ProjectController(QObject, SpecActions):
         self._remember(v["formats"], v["report"], v["script"])
         spec = replace(self._spec, formats=v["formats"], report=v["report"],
                        script=v["script"])
+        self.release_state = ReleaseState()
         self._set_busy("release")
         self.window.statusBar().showMessage("Releasing (noise from the OS CSPRNG)…")
-        self.runner.submit("release", release_job, self.project, spec, v["out_dir"])
+        self.runner.submit("release", release_job, self.project, spec, v["out_dir"],
+                           self.release_state)
+
+    def cancel_release(self) -> bool:
+        """The release's Cancel: stop summing its files. A release cancelled before its
+        noise is drawn charges nothing (the project's guarantee) and says so; one whose
+        noise was already drawn finishes and is shown as released."""
+        if self.release_state is None or self.busy != "release":
+            return False
+        self.release_state.cancel()
+        return True
 
     def _released(self, record: ReleaseRecord) -> None:
         budget = ""

@@ -75,11 +75,31 @@ TIPS = {
     "delta": "Default total δ of each dataset: the summed failure probability its releases "
              "may use; 0 allows only pure ε-DP mechanisms.",
     "relation": GLOSSARY["relation"],
+    "accountant": "How each dataset's releases add up against its budget, fixed at its first "
+                  "release: basic adds ε and δ; the tight ones compose what the releases "
+                  "drew and let the same budget last longer.",
     "out": "Folder the release's files are written to (created if missing).",
     "formats": "Tables of the released values, their intervals and the release's settings.",
     "report": "A stakeholder report (HTML and PDF) explaining the release in plain language.",
     "script": "A Python script that re-runs the release's computation (for reviewers).",
 }
+
+
+#: The New Project dialog's accountants, each with its one-sentence tooltip.
+ACCOUNTANT_CHOICES = (
+    ("basic", "basic (ε and δ add up)",
+     "Basic composition: the ε and δ of every release add up, exactly; right for any mix "
+     "of mechanisms."),
+    ("advanced", "advanced (Kairouz, Oh & Viswanath)",
+     "The optimal composition of the releases' (ε, δ) (Kairouz, Oh & Viswanath 2015): "
+     "below basic for many releases of the same ε."),
+    ("zcdp", "zCDP (ρ adds up)",
+     "Zero-concentrated DP: Gaussian releases add up their ρ (pure-ε ones as ε²/2), "
+     "converted to (ε, δ): much below basic for many Gaussian releases."),
+    ("pld", "PLD (tightest)",
+     "Privacy-loss distributions of what each release drew, composed by FFT (pessimistic): "
+     "the tightest of the four."),
+)
 
 
 def _num(d: Decimal | float) -> str:
@@ -158,12 +178,20 @@ class NewProjectDialog(QDialog):
                                ("replace", "replace one person's record")):
             self.relation.addItem(text, relation)
         self.relation.setToolTip(TIPS["relation"])
+        self.accountant = QComboBox(self)
+        for i, (name, text, tip) in enumerate(ACCOUNTANT_CHOICES):
+            self.accountant.addItem(text, name)
+            self.accountant.setItemData(i, tip, Qt.ItemDataRole.ToolTipRole)
+        self.accountant.setToolTip(TIPS["accountant"])
+        self.accountant.currentIndexChanged.connect(self._accountant_tip)
+        self._accountant_tip()
         form = QFormLayout()
         form.addRow(_tip_label("Project file", TIPS["path"], self), where)
         form.addRow(_tip_label("Budget ε per dataset", TIPS["epsilon"], self), self.epsilon)
         form.addRow(_tip_label("Budget δ per dataset", TIPS["delta"], self), self.delta)
         form.addRow(self.budget_hint)
         form.addRow(_tip_label("Neighbours", TIPS["relation"], self), self.relation)
+        form.addRow(_tip_label("Accountant", TIPS["accountant"], self), self.accountant)
         note = QLabel("Each dataset gets this budget when its first release registers it; "
                       "every release is charged to it and recorded in the project.", self)
         note.setWordWrap(True)
@@ -181,6 +209,14 @@ class NewProjectDialog(QDialog):
         layout.addWidget(note)
         layout.addWidget(self.buttons)
         self._update()
+
+    def _accountant_tip(self, _index: int = 0) -> None:
+        tip = self.accountant.currentData(Qt.ItemDataRole.ToolTipRole) or ""
+        self.accountant.setToolTip(f"{TIPS['accountant']}\n\n{tip}")
+
+    def chosen_accountant(self) -> str:
+        """The accountant chosen for the project's datasets (``basic`` by default)."""
+        return str(self.accountant.currentData())
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "New project", self.path_edit.text(),
@@ -212,7 +248,8 @@ class NewProjectDialog(QDialog):
         ok.setToolTip(text)
 
     def values(self) -> dict[str, Any]:
-        """The chosen path (with the .dpstudio suffix), ε, δ and relation."""
+        """The chosen path (with the .dpstudio suffix), ε, δ and relation (the accountant
+        is :meth:`chosen_accountant`: ``create_project`` does not take it yet)."""
         path = Path(self.path_edit.text().strip()).expanduser()
         if path.suffix.lower() != PROJECT_SUFFIX:
             path = path.with_name(path.name + PROJECT_SUFFIX)

@@ -7,6 +7,8 @@ one line (:data:`EXPECTED`). Anything else a job raises is a bug, reported as su
 
 from __future__ import annotations
 
+import inspect
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,9 +16,49 @@ from typing import Any
 from dpstudio.data.errors import DataError
 from dpstudio.engine.errors import EngineError
 from dpstudio.export.errors import ExportError
+from dpstudio.jobs import Cancelled
 from dpstudio.project import Project, ProjectError, ReleaseSpec
 
-__all__ = ["EXPECTED", "Outcome", "check_job", "hash_job", "release_job", "tamper_text"]
+__all__ = ["CANCELLED_TEXT", "EXPECTED", "Outcome", "ReleaseCancelled", "ReleaseState",
+           "check_job", "hash_job", "release_job", "release_takes_state", "tamper_text"]
+
+#: What the analyst is told of a release cancelled before its noise was drawn.
+CANCELLED_TEXT = "Cancelled — nothing was charged"
+
+
+class ReleaseCancelled(Exception):
+    """A release stopped by its Cancel button before any noise was drawn or charged."""
+
+
+class ReleaseState:
+    """A release's job state: progress to the runner's, cancelled by its own flag.
+
+    Not by the runner's generation: a release cancelled too late (its noise drawn and
+    charged) still delivers its record, so the window never says "nothing was charged"
+    of a release that was.
+    """
+
+    def __init__(self) -> None:
+        self.flag = threading.Event()
+        self.runner_state: Any = None
+
+    def cancel(self) -> None:
+        self.flag.set()
+
+    def cancelled(self) -> bool:
+        return self.flag.is_set()
+
+    def progress(self, fraction: float, message: str = "") -> None:
+        if self.runner_state is not None:
+            self.runner_state.progress(fraction, message)
+
+
+def release_takes_state(project: Any) -> bool:
+    """Whether :meth:`Project.release` follows a job state (progress, cancel)."""
+    try:
+        return "state" in inspect.signature(project.release).parameters
+    except (TypeError, ValueError):
+        return False
 
 #: Errors a check or release reports to the user (one line each); anything else is a bug.
 EXPECTED = (ProjectError, DataError, EngineError, ExportError, OSError)
@@ -61,8 +103,13 @@ def check_job(project: Project, spec: ReleaseSpec, out: Path, state: Any = None)
         return Outcome(error=exc)
 
 
-def release_job(project: Project, spec: ReleaseSpec, out: Path, state: Any = None) -> Outcome:
+def release_job(project: Project, spec: ReleaseSpec, out: Path,
+                follow: ReleaseState | None = None, state: Any = None) -> Outcome:
     """:meth:`Project.release` in the worker: noise drawn, charged and written at once.
+
+    ``follow`` (when the project's release takes a state) carries the progress of the
+    files summed and the Cancel button: cancelled before the noise, the outcome's error is
+    :class:`ReleaseCancelled` and nothing was charged.
 
     Parameters
     ----------
@@ -70,16 +117,24 @@ def release_job(project: Project, spec: ReleaseSpec, out: Path, state: Any = Non
     spec : ReleaseSpec
     out : Path
         The output folder.
+    follow : ReleaseState, optional
+        Progress and the release's own cancel flag.
     state : JobState, optional
-        The runner's state (unused: a release is never cut short).
+        The runner's state (progress is forwarded to it).
 
     Returns
     -------
     Outcome
         The :class:`~dpstudio.project.ReleaseRecord`, or the refusal.
     """
+    kwargs: dict[str, Any] = {}
+    if follow is not None and release_takes_state(project):
+        follow.runner_state = state
+        kwargs["state"] = follow
     try:
-        return Outcome(project.release(spec, out))
+        return Outcome(project.release(spec, out, **kwargs))
+    except Cancelled:
+        return Outcome(error=ReleaseCancelled(CANCELLED_TEXT))
     except EXPECTED as exc:
         return Outcome(error=exc)
 
@@ -102,7 +157,12 @@ def hash_job(dataset: Any, state: Any = None) -> Outcome:
         ``(sha256, content digest)``, or the error reading the file.
     """
     from dpstudio.data.fingerprint import content_fingerprint
+    from dpstudio.ui.folder_open import is_folder
 
+    if is_folder(dataset):
+        # Looked up by its path alone: a folder is fingerprinted file by file, from the
+        # bytes a release reads (never from the preview the window holds).
+        return Outcome(())
     try:
         return Outcome((dataset.sha256, content_fingerprint(dataset.frame).digest))
     except (ProjectError, OSError, DataError) as exc:

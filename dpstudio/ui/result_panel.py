@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 from dpstudio.analysis.bias import MATERIAL_FRACTION
 from dpstudio.analysis.curves import Preview
 from dpstudio.engine.local.respond import OTHER_LABEL
+from dpstudio.ui.folder_open import BIAS_NOT_MEASURED
 from dpstudio.ui.plots import foreground, linear_ticks, style_plot
 from dpstudio.ui.readout import clamping_warning_at
 from dpstudio.ui.style import MUTED, current_palette
@@ -185,8 +186,12 @@ class ResultPanel(QWidget):
                          f"{_fmt(float(preview.ci_low[0]))} – {_fmt(float(preview.ci_high[0]))})")
             if truth is not None:
                 err = float(preview.value[0] - truth[0])
-                text += (f" &nbsp;·&nbsp; true value {_fmt(float(truth[0]))} "
-                         f"(error {err:+.3g})")
+                # A folder's aggregates hold the clamped values' statistic only.
+                clamped_only = any(n.startswith(BIAS_NOT_MEASURED) for n in preview.notes)
+                name = "clamped values' statistic" if clamped_only else "true value"
+                text += (f" &nbsp;·&nbsp; {name} {_fmt(float(truth[0]))} "
+                         f"(error {err:+.3g}"
+                         + (f"; {BIAS_NOT_MEASURED})" if clamped_only else ")"))
                 if preview.imputation_shift is not None:  # part of that error
                     text += (f"<br><span style='color:{MUTED}'>"
                              f"{shift_line(preview.query, preview.imputation_shift)}</span>")

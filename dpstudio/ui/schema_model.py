@@ -16,7 +16,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor, QFont, QUndoCommand
 
 from dpstudio.data.dataset import Dataset
-from dpstudio.data.schema import ColumnSpec, ColumnType, Schema, Source, sidecar_path
+from dpstudio.data.schema import ColumnSpec, ColumnType, Schema, Source
 from dpstudio.ui.schema_parsing import (
     Row,
     format_bound,
@@ -352,7 +352,9 @@ def summary_text(dataset: Dataset | None, rows: list[Row], dirty: bool) -> str:
         return f"<span style='color:{palette.muted}'>No dataset open</span>"
     usable = [r for r in rows if r.spec.type is not ColumnType.TEXT]
     missing = len(usable) - sum(r.spec.is_declared for r in usable)
-    parts = [f"{dataset.n_rows:,} rows"]
+    from dpstudio.ui.folder_open import rows_phrase, sidecar_of
+
+    parts = [rows_phrase(dataset)]  # a folder's rows, never its preview's
     if missing:
         parts.append(f"<span style='color:{palette.warning}'>{missing:,} of "
                      f"{len(usable):,} columns undeclared</span>")
@@ -361,6 +363,6 @@ def summary_text(dataset: Dataset | None, rows: list[Row], dirty: bool) -> str:
     if dirty:
         parts.append(f"<span style='color:{palette.warning}'>unsaved changes</span>")
     elif dataset.declared is None and not any(r.explicit for r in rows):
-        parts.append(f"no {sidecar_path(dataset.path).name} yet")
+        parts.append(f"no {sidecar_of(dataset).name} yet")
     return (f"<b>{dataset.name}</b><br><span style='color:{palette.muted}'>"
             + " · ".join(parts) + "</span>")

@@ -56,9 +56,9 @@ from dpstudio.data.schema import (
     Schema,
     Source,
     save_schema,
-    sidecar_path,
 )
 from dpstudio.ui.bounds_help import BoundsHelpDialog
+from dpstudio.ui.folder_open import sidecar_of
 from dpstudio.ui.schema_delegate import BoundsEditor, SchemaDelegate
 from dpstudio.ui.schema_model import (
     COL_DOMAIN,
@@ -470,7 +470,7 @@ class SchemaPanel(QWidget):
         columns = list(schema.columns)
         if dataset.declared is not None:
             columns += [s for s in dataset.declared if s.name not in schema]
-        path = sidecar_path(dataset.path)
+        path = sidecar_of(dataset)  # a folder's beside it, as every tool finds it
         try:
             save_schema(Schema(tuple(columns), description=schema.description), path)
         except DataError as exc:
@@ -564,7 +564,7 @@ class SchemaPanel(QWidget):
             self.source_line.clear()
             self.source_line.hide()
             return
-        file_name = sidecar_path(self._dataset.path).name
+        file_name = sidecar_of(self._dataset).name
         self.source_line.setText(source_text(self.row(name), self.model.source(self.row(name)),
                                              file_name))
         self.source_line.setStyleSheet(f"color: {current_palette().muted};")

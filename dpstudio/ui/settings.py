@@ -8,7 +8,9 @@ it wants remembered). Writes are atomic. A file that cannot be read gives the de
 line on stderr, never a crash; a file written by a newer DP Studio is left untouched.
 
 Versions: 1 (``recent``, ``theme``, ``geometry`` in hex) → 2 (this one); see
-:func:`migrate`.
+:func:`migrate`. Keys added later within version 2 (``execution``: the engine and the Dask
+scheduler's address) get their defaults when absent, and an older DP Studio keeps them as
+unknown fields: no migration is needed for a key that only adds.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ FILE_NAME = "settings.json"
 ENV_DIR = "DPSTUDIO_CONFIG_DIR"
 MAX_RECENT = 10
 PALETTES = ("light", "dark")
+#: Where a folder's sums run (as ``--engine``): auto picks Dask for data larger than a
+#: share of memory.
+EXECUTION_ENGINES = ("auto", "pandas", "dask")
 
 DEFAULTS: dict[str, Any] = {
     "schema_version": SCHEMA_VERSION,
@@ -39,6 +44,8 @@ DEFAULTS: dict[str, Any] = {
     "palette": "light",
     "presentation_font_scale": 1.5,
     "last_choices": {},
+    # Empty scheduler: a local cluster started for the work and closed after.
+    "execution": {"engine": "auto", "scheduler": ""},
 }
 
 
@@ -129,6 +136,12 @@ def _validated(data: dict[str, Any]) -> dict[str, Any]:
         out["presentation_font_scale"] = float(scale)
     if isinstance(data.get("last_choices"), dict):
         out["last_choices"] = data["last_choices"]
+    execution = data.get("execution")
+    if isinstance(execution, dict):
+        if execution.get("engine") in EXECUTION_ENGINES:
+            out["execution"]["engine"] = execution["engine"]
+        if isinstance(execution.get("scheduler"), str):
+            out["execution"]["scheduler"] = execution["scheduler"].strip()
     out["schema_version"] = SCHEMA_VERSION
     return out
 
@@ -217,6 +230,27 @@ class AppSettings:
     @property
     def presentation_font_scale(self) -> float:
         return float(self.data["presentation_font_scale"])
+
+    @property
+    def engine(self) -> str:
+        """``auto``, ``pandas`` or ``dask``: where a folder's sums run."""
+        return str(self.data["execution"]["engine"])
+
+    @engine.setter
+    def engine(self, name: str) -> None:
+        if name not in EXECUTION_ENGINES:
+            raise ValueError(f"unknown engine {name!r} (choose from "
+                             f"{', '.join(EXECUTION_ENGINES)})")
+        self.data["execution"]["engine"] = name
+
+    @property
+    def scheduler(self) -> str:
+        """A Dask scheduler's address (``tcp://host:8786``); empty: a local cluster."""
+        return str(self.data["execution"]["scheduler"])
+
+    @scheduler.setter
+    def scheduler(self, address: str) -> None:
+        self.data["execution"]["scheduler"] = str(address).strip()
 
     @property
     def recent_files(self) -> list[str]:

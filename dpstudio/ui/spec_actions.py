@@ -95,7 +95,10 @@ class SpecActions:
             formats=formats or ("csv", "json"), report=bool(choices.get("report", True)),
             script=bool(choices.get("script", False)), budget_epsilon=budget[0],
             budget_delta=budget[1], accountant=accountant,
-            header=bool(s.dataset.frame.attrs.get("header", True)))
+            header=bool(s.dataset.frame.attrs.get("header", True)),
+            # Where the sums run: the Execution setting (Tools ▸ Execution…), as the
+            # command line's --engine and --scheduler.
+            engine=self.settings.engine, scheduler=self.settings.scheduler or None)
 
     def save_spec(self, path: str | os.PathLike[str] | None = None) -> Path | None:
         """Write the current analysis as a TOML release spec.
@@ -255,7 +258,11 @@ class SpecActions:
                 s.use_epsilon(q.epsilon)
             except ParameterError as exc:
                 problems.append(str(exc))
-        if spec.fingerprint and s.dataset is not None and s.dataset.sha256 != spec.fingerprint:
+        from dpstudio.ui.folder_open import is_folder
+
+        # A folder's files are fingerprinted by the release that reads them.
+        if (spec.fingerprint and s.dataset is not None and not is_folder(s.dataset)
+                and s.dataset.sha256 != spec.fingerprint):
             problems.append(f"{s.dataset.name} is not the file the spec names (its SHA-256 "
                             "differs): dpstudio release would refuse this spec")
         name = Path(spec.source or "spec").name

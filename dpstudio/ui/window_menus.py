@@ -66,6 +66,12 @@ def build_menus(window: MainWindow) -> None:
         window, "&Sensitivity Questionnaire…", window.show_questionnaire,
         tip="Answer two questions about harm and sensitivity to get a proposed (ε, δ)")
     tools_menu.addAction(window.questionnaire_action)
+    tools_menu.addSeparator()
+    window.execution_action = _action(
+        window, "&Execution…", window.show_execution_settings,
+        tip="Where a folder's sums run: the engine (auto, pandas, Dask) and the Dask "
+            "scheduler's address")
+    tools_menu.addAction(window.execution_action)
 
     help_menu = menu_bar.addMenu("&Help")
     window.guide_action = _action(
@@ -85,6 +91,11 @@ def _build_file_menu(window: MainWindow, file_menu: QMenu) -> None:
     window.open_action = _action(window, "&Open…", window.open_file, shortcut="Ctrl+O",
                                  tip="Open a CSV, TSV, Parquet or Excel file")
     file_menu.addAction(window.open_action)
+    window.open_folder_action = _action(
+        window, "Open &Folder…", window.open_folder, shortcut="Ctrl+Alt+O",
+        tip="Open a folder of Parquet or CSV files: read from metadata, summed file by "
+            "file (on Dask for large data)")
+    file_menu.addAction(window.open_folder_action)
 
     window.samples_menu = file_menu.addMenu("Open &Sample")
     window.sample_actions = {}

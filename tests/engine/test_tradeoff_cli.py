@@ -104,7 +104,7 @@ def test_human_summary(capsys):
     ["--mechanism", "rr", "--epsilon", "1", "--compose", "0"],
     ["--mechanism", "rr", "--epsilon", "1", "--points", "1"],
     ["--mechanism", "rr", "--epsilon", "1", "--sigma", "1"],
-    ["--mechanism", "exponential", "--epsilon", "1"],
+    ["--mechanism", "nonexistent", "--epsilon", "1"],
     ["--mechanism", "rr", "--epsilon", "one"],
     [],
 ])

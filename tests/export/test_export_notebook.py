@@ -77,3 +77,29 @@ def test_the_notebook_refuses_other_data_like_the_script(tmp_path):
 def test_what_is_not_a_release_script_is_refused(text):
     with pytest.raises(ValueError, match="not a release script"):
         script_notebook(text)
+
+
+def test_a_spec_with_script_format_ipynb_releases_a_notebook(tmp_path):
+    from dpstudio.project import Project
+    from dpstudio.project.spec import SpecError, parse_spec
+
+    data = _data(tmp_path)
+    spec = parse_spec({"schema_version": 1, "dataset": str(data), "column": "age",
+                       "query": "mean", "mechanism": "laplace", "epsilon": 1.0,
+                       "script": True, "script_format": "ipynb", "formats": ["json"]})
+    assert spec.script_format == "ipynb"
+    with Project.create(tmp_path / "p.dpstudio", epsilon=5, delta=1e-5) as project:
+        rec = project.release(spec, tmp_path / "out")
+    names = [f.name for f in rec.files]
+    assert any(n.endswith(".ipynb") for n in names) and not any(n.endswith(".py")
+                                                                for n in names)
+    nb = json.loads(next(f.path for f in rec.files if f.name.endswith(".ipynb")).read_text())
+    proc = _run_cells(nb, tmp_path)
+    assert proc.returncode == 0 and "EXIT 0" in proc.stdout, proc.stderr
+    manifest = json.loads(next(f.path for f in rec.files
+                               if f.name.endswith(".manifest.json")).read_text())
+    assert any(f.get("role") == "script/notebook" for f in manifest["files"])
+    with pytest.raises(SpecError, match="script_format must be one of py, ipynb"):
+        parse_spec({"schema_version": 1, "dataset": str(data), "column": "age",
+                    "query": "mean", "mechanism": "laplace", "epsilon": 1.0,
+                    "script_format": "r"})

@@ -54,7 +54,7 @@ def test_defaults(tmp_path):
     spec = load_spec(path)
     assert spec.formats == ("csv", "json") and not spec.report and not spec.script
     assert spec.query.delta == 0.0 and spec.query.confidence == 0.95
-    assert spec.accountant == "basic" and spec.budget_epsilon is None
+    assert spec.accountant is None and spec.budget_epsilon is None  # the project's decides
 
 
 @pytest.mark.parametrize(("text", "message"), [

@@ -289,6 +289,7 @@ def test_new_project_dialog_and_recent_projects(window, tmp_path, monkeypatch):
         dialog.path_edit.setText(str(target))  # the suffix is added
         dialog.epsilon.setValue(2.0)
         dialog.relation.setCurrentIndex(1)
+        dialog.accountant.setCurrentIndex(dialog.accountant.findData("zcdp"))
         return QDialog.DialogCode.Accepted
 
     monkeypatch.setattr(NewProjectDialog, "exec", exec_)
@@ -297,6 +298,7 @@ def test_new_project_dialog_and_recent_projects(window, tmp_path, monkeypatch):
     assert window.projects.project.path == path
     defaults = window.projects.project.defaults()
     assert (float(defaults["epsilon"]), defaults["relation"]) == (2.0, "replace")
+    assert defaults["accountant"] == "zcdp"  # the dialog's choice reaches the project
     assert window.settings.recent_projects[0] == str(path.resolve())
     window._fill_recent_projects_menu()
     labels = [a.text() for a in window.recent_projects_menu.actions()]

@@ -30,8 +30,10 @@ read ε at another total δ (e.g. the project's budget δ); basic still reports 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -40,6 +42,7 @@ import numpy as np
 
 from dpstudio.engine.accounting import budget
 from dpstudio.engine.accounting.composition import basic_composition, optimal_composition
+from dpstudio.engine.accounting.discrete_gaussian_pld import discrete_gaussian_pld
 from dpstudio.engine.accounting.loss import LossDescription
 from dpstudio.engine.accounting.pld import DEFAULT_VALUE_DISCRETIZATION_INTERVAL, PLD
 from dpstudio.engine.accounting.zcdp import zcdp_to_epsilon
@@ -47,15 +50,11 @@ from dpstudio.engine.calibration import validate_delta
 from dpstudio.engine.errors import ParameterError
 from dpstudio.jobs import State, check
 
-__all__ = ["ACCOUNTANTS", "Spent", "fits", "remaining", "spent", "spent_by_all"]
+__all__ = ["ACCOUNTANTS", "Spent", "fits", "remaining", "spent", "spent_by_all",
+           "spent_series"]
 
 ACCOUNTANTS = ("basic", "advanced", "zcdp", "pld")
 _MARGIN = 2.0 ** -40  # relative allowance for the floating-point evaluation of closed forms
-# Discrete Gaussian PLDs are built from the pmf on ±_DG_WIDTH σ: the mass left outside,
-# < e^{−38²/2} ≈ 1e-314, is below what a double distinguishes from 0 next to δ. Beyond
-# _DG_MAX_POINTS points (σ ≳ 55,000 grid steps) the claimed (ε, δ) is used instead.
-_DG_WIDTH = 38.0
-_DG_MAX_POINTS = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -191,19 +190,15 @@ def _zcdp(leaves, target, notes) -> tuple[float, str] | None:
 
 # ------------------------------------------------------------------------ PLD
 
+@functools.lru_cache(maxsize=16)
 def _discrete_gaussian_pld(sigma: float, sens: int, h: float) -> PLD | None:
-    """PLD of one coordinate: N_Z(0, σ²) against N_Z(Δ, σ²), from the pmf on ±38σ."""
-    half = int(math.ceil(_DG_WIDTH * sigma))
-    if 2 * half + 1 + sens > _DG_MAX_POINTS:
-        return None
-    x = np.arange(-half, half + 1, dtype=np.float64)
-    pmf = np.exp(-(x * x) / (2.0 * sigma * sigma))
-    pmf /= math.fsum(pmf)
-    p = np.concatenate([pmf, np.zeros(sens)])
-    q = np.concatenate([np.zeros(sens), pmf])
-    # Symmetric under y ↦ Δ − y, so one direction is the whole PLD.
-    return PLD.from_distributions(p, q, both_directions=False,
-                                  value_discretization_interval=h)
+    """PLD of one coordinate: N_Z(0, σ²) against N_Z(Δ, σ²) (see
+    :mod:`~dpstudio.engine.accounting.discrete_gaussian_pld`).
+
+    Cached: a central sum's σ is tens of thousands of grid steps (millions of outputs,
+    ~0.5 s), and a ledger re-composes the same releases at every release and every view.
+    A PLD is never changed in place (composing makes a new one)."""
+    return discrete_gaussian_pld(sigma, sens, value_discretization_interval=h)
 
 
 def _leaf_pld(d: LossDescription, h: float, notes: list[str]) -> tuple[PLD, int]:
@@ -232,12 +227,36 @@ def _leaf_pld(d: LossDescription, h: float, notes: list[str]) -> tuple[PLD, int]
 
 
 def _pld(leaves, target, h, state: State | None) -> tuple[float, list[str]]:
-    notes: list[str] = []
     groups: dict[str, tuple[LossDescription, int]] = {}
     for d in leaves:
         key = json.dumps(d.to_dict(), sort_keys=True)
         first, n = groups.get(key, (d, 0))
         groups[key] = (first, n + 1)
+    if state is not None:  # a job: it reports its progress and may be cancelled
+        found = _pld_groups(groups, target, h, state)
+        return found[0], list(found[1])
+    # The same ledger is composed again and again (a release is checked before and
+    # after it is drawn; a view reads it at every refresh): remember the last answers.
+    memo = (tuple(sorted((k, n) for k, (_, n) in groups.items())), target, h)
+    with _PLD_LOCK:
+        found = _PLD_MEMO.get(memo)
+    if found is None:
+        found = _pld_groups(groups, target, h, state)
+        with _PLD_LOCK:
+            if len(_PLD_MEMO) >= _PLD_MEMO_SIZE:
+                _PLD_MEMO.pop(next(iter(_PLD_MEMO)))
+            _PLD_MEMO[memo] = found
+    return found[0], list(found[1])
+
+
+_PLD_MEMO: dict[tuple, tuple[float, tuple[str, ...]]] = {}
+_PLD_MEMO_SIZE = 64
+_PLD_LOCK = threading.Lock()
+
+
+def _pld_groups(groups: dict[str, tuple[LossDescription, int]], target: float, h: float,
+                state: State | None) -> tuple[float, tuple[str, ...]]:
+    notes: list[str] = []
     parts: list[PLD] = []
     for d, n in groups.values():
         check(state)
@@ -262,7 +281,7 @@ def _pld(leaves, target, h, state: State | None) -> tuple[float, list[str]]:
     if only:
         notes.append(f"{_plural(only, 'release')} known only by (ε, δ) entered as the "
                      f"worst-case (ε, δ) pair (Kairouz, Oh & Viswanath 2015)")
-    return parts[0].epsilon(target), notes
+    return parts[0].epsilon(target), tuple(notes)
 
 
 # ------------------------------------------------------------------------ API
@@ -339,6 +358,83 @@ def spent(descriptions: Iterable[LossDescription], accountant: str = "basic",
                      f"δ asked")
         return Spent(basic[0], basic[1], accountant, k, method, tuple(notes))
     return Spent(float(eps), target, accountant, k, method, tuple(notes))
+
+
+def spent_series(descriptions: Iterable[LossDescription], accountant: str = "basic",
+                 deltas: Sequence[float | None] | None = None, *,
+                 value_discretization_interval: float = DEFAULT_VALUE_DISCRETIZATION_INTERVAL,
+                 state: State | None = None) -> list[Spent]:
+    """What the releases had spent after each one, in order (a cumulative plot).
+
+    The i-th entry bounds the first i + 1 releases as :func:`spent` does. The "pld"
+    accountant composes one release more at each step (n compositions, not n full
+    ledgers); its running distribution is as pessimistic as :func:`spent`'s, and each
+    entry is likewise never above basic composition.
+
+    Parameters
+    ----------
+    descriptions : iterable of LossDescription
+        The releases, in the order they were made.
+    accountant : {"basic", "advanced", "zcdp", "pld"}
+    deltas : sequence of float or None, optional
+        The δ at which to read each entry (as ``delta`` of :func:`spent`); default each
+        prefix's Σδᵢ.
+    value_discretization_interval : float
+        As for :func:`spent`.
+    state : State, optional
+        Cancellation is checked and progress reported once per release.
+
+    Returns
+    -------
+    list of Spent
+        One per release.
+
+    Raises
+    ------
+    ParameterError
+        As :func:`spent`, or when ``deltas`` is not one per release.
+    Cancelled
+        If ``state`` is cancelled.
+    """
+    items = list(descriptions)
+    _leaves(items)  # checks the type of each, in one sentence
+    deltas = [None] * len(items) if deltas is None else list(deltas)
+    if len(deltas) != len(items):
+        raise ParameterError(f"give one δ per release: {len(deltas)} for {len(items)}")
+    h = value_discretization_interval
+    out: list[Spent] = []
+    running: PLD | None = None
+    notes: list[str] = []
+    for i, d in enumerate(items):
+        check(state)
+        if accountant != "pld":
+            out.append(spent(items[:i + 1], accountant, deltas[i],
+                             value_discretization_interval=h))
+        else:
+            for leaf in d.leaves():
+                one, runs = _leaf_pld(leaf, h, notes)
+                one = one if runs == 1 else one.self_compose(runs)
+                running = one if running is None else running.compose(one)
+            out.append(_pld_entry(items[:i + 1], running, deltas[i], tuple(notes)))
+        if state is not None:
+            state.progress((i + 1) / len(items), "composing privacy-loss distributions")
+    return out
+
+
+def _pld_entry(items: list[LossDescription], running: PLD, delta: float | None,
+               notes: tuple[str, ...]) -> Spent:
+    """:func:`spent`'s "pld" answer from an already composed distribution."""
+    leaves = _leaves(items)
+    basic = _basic(leaves)
+    k = len(leaves)
+    if delta is None and basic[1] >= 1:
+        return Spent(basic[0], basic[1], "pld", k, "basic composition (sums)")
+    target = basic[1] if delta is None else validate_delta(delta)
+    eps = running.epsilon(target)
+    method = "privacy-loss distributions composed by FFT (pessimistic)"
+    if target >= basic[1] and basic[0] <= eps:
+        return Spent(basic[0], target, "pld", k, "basic composition", notes)
+    return Spent(float(eps), target, "pld", k, method, notes)
 
 
 def spent_by_all(descriptions: Iterable[LossDescription], delta: float | None = None,

@@ -34,6 +34,7 @@ its own noise's privacy loss is refused, so basic composition never undercharges
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -70,6 +71,12 @@ _KEYS = ("schema_version", "mechanism", "epsilon", "delta", "scale", "sensitivit
 _CLAIM_SLACK = 1e-9
 # The discrete Gaussian's claim is checked by its exact δ (O(σ) work) up to this σ.
 _DG_CHECK_MAX_SIGMA = 1e5
+
+
+@functools.lru_cache(maxsize=256)
+def _discrete_gaussian_delta(sigma: float, sens: int, eps: float, coordinates: int) -> float:
+    # O(σ) work, and a ledger re-reads every stored description at every release.
+    return discrete_gaussian_delta(sigma, sens, eps, coordinates)
 
 
 def _integer(name: str, value: Any) -> int:
@@ -232,8 +239,8 @@ class LossDescription:
                                           * math.sqrt(self.coordinates), self.epsilon)
         elif (fam == "discrete_gaussian" and self.coordinates <= 2
               and self.scale <= _DG_CHECK_MAX_SIGMA):
-            got = discrete_gaussian_delta(self.scale, int(self.sensitivity), self.epsilon,
-                                          self.coordinates)
+            got = _discrete_gaussian_delta(self.scale, int(self.sensitivity), self.epsilon,
+                                           self.coordinates)
         if got is not None and got > self.delta * (1 + _CLAIM_SLACK):
             raise ParameterError(
                 f"this {fam} release claims (ε, δ) = ({self.epsilon:g}, {self.delta:g}) "

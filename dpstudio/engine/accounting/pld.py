@@ -940,7 +940,10 @@ class PLD:
         if pa.size != qa.size or pa.size == 0:
             raise ParameterError("p and q must be nonempty and of the same length")
         for name, v in (("p", pa), ("q", qa)):
-            if not np.all(np.isfinite(v)) or (v < 0).any() or abs(math.fsum(v) - 1) > 1e-9:
+            # np.sum is pairwise (error ~1e-16·log n), far inside the 1e-9 allowed, and a
+            # million times faster than math.fsum on the millions of outputs of a wide
+            # discrete Gaussian.
+            if not np.all(np.isfinite(v)) or (v < 0).any() or abs(float(np.sum(v)) - 1) > 1e-9:
                 raise ParameterError(f"{name} must be a probability vector (≥ 0, sum 1)")
         h = _interval(value_discretization_interval)
         disc = _discretization(discretization)

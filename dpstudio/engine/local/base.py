@@ -341,8 +341,29 @@ class PureFrequencyOracle(FrequencyOracle):
             The count estimates (possibly negative).
         """
         n = self.n_reports(reports) if n is None else int(n)
-        c = self.support_counts(reports).astype(np.float64)
-        return (c - n * self.q) / (self.p - self.q)
+        return self.estimate_from_counts(self.support_counts(reports), n)
+
+    def estimate_from_counts(self, support, n: int) -> np.ndarray:
+        """The same estimates from the support counts alone (added over partitions).
+
+        ``C_v`` is a sum over the users, so partitions may each count their reports'
+        support and the collector add the counts: the estimate is then the one of all
+        the reports together, bit for bit.
+
+        Parameters
+        ----------
+        support : array_like of int, shape (k,)
+            ``C_v`` (:meth:`support_counts`, summed over the partitions).
+        n : int
+            The number of users.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (k,)
+            ``(C_v − n q)/(p − q)``.
+        """
+        c = np.asarray(support).astype(np.float64)
+        return (c - int(n) * self.q) / (self.p - self.q)
 
     def variance(self, n: int, counts=None) -> np.ndarray:
         """Exact variance ``(c_v p(1−p) + (n − c_v) q(1−q))/(p − q)²`` of each estimate.

@@ -335,10 +335,44 @@ class CountMeanSketch(FrequencyOracle):
         -------
         numpy.ndarray of float64, shape (hashes, buckets)
         """
+        return self.sketch_from_counts(*self.sketch_counts(reports))
+
+    def sketch_counts(self, reports: CMSReports) -> tuple[np.ndarray, np.ndarray]:
+        """What the sketch is made of: integer counts that add over partitions.
+
+        Parameters
+        ----------
+        reports : CMSReports
+            The users' reports.
+
+        Returns
+        -------
+        ones : numpy.ndarray of int64, shape (hashes, buckets)
+            Reports of each hash function with a +1 in each bucket.
+        per : numpy.ndarray of int64, shape (hashes,)
+            Reports of each hash function.
+        """
         j = np.asarray(reports.j, dtype=np.int64)
         ones = column_counts(reports.bits, self.buckets, groups=j, n_groups=self.hashes)
-        per = np.bincount(j, minlength=self.hashes).astype(np.float64)[:, None]
-        return self.hashes * (self.c_eps * (2.0 * ones - per) + per) / 2.0
+        per = np.bincount(j, minlength=self.hashes)[: self.hashes]
+        return np.asarray(ones, dtype=np.int64), per.astype(np.int64)
+
+    def sketch_from_counts(self, ones, per) -> np.ndarray:
+        """Apple's sketch matrix ``M`` from :meth:`sketch_counts` (summed over partitions).
+
+        Parameters
+        ----------
+        ones : array_like of int, shape (hashes, buckets)
+            +1 entries per hash function and bucket.
+        per : array_like of int, shape (hashes,)
+            Reports per hash function.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (hashes, buckets)
+        """
+        per = np.asarray(per).astype(np.float64)[:, None]
+        return self.hashes * (self.c_eps * (2.0 * np.asarray(ones) - per) + per) / 2.0
 
     def raw(self, reports: CMSReports, keys, sketch: np.ndarray | None = None) -> np.ndarray:
         """``r(key) = (1/K) Σ_l M[l, h_l(key)]`` (expectation ``Σ_d A[key, d] f(d)``).
@@ -416,6 +450,33 @@ class CountMeanSketch(FrequencyOracle):
         if self.debias == "apple":
             return self.estimate_keys(reports, keys, n)
         return np.linalg.solve(self.collisions(), self.raw(reports, keys))
+
+    def estimate_from_sketch(self, sketch: np.ndarray, n: int) -> np.ndarray:
+        """:meth:`estimate` from the sketch alone (:meth:`sketch_from_counts`).
+
+        Parameters
+        ----------
+        sketch : numpy.ndarray, shape (hashes, buckets)
+            The sketch of all the reports.
+        n : int
+            The number of users.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (k,)
+
+        Raises
+        ------
+        QueryError
+            As :meth:`estimate`.
+        """
+        if self.k is None:
+            raise QueryError("an open-domain sketch estimates keys: use estimate_keys")
+        keys = self._domain_keys()
+        if self.debias == "apple":
+            m = self.buckets
+            return m / (m - 1.0) * (self.raw(None, keys, sketch) - int(n) / m)
+        return np.linalg.solve(self.collisions(), self.raw(None, keys, sketch))
 
     def _domain_keys(self) -> np.ndarray:
         """The hash keys of the declared codes 0..k−1 (scrambled, see :func:`code_keys`)."""

@@ -187,6 +187,48 @@ class _GridNoise(MeanOracle):
             raise QueryError("no reports to estimate from")
         return float(r.sum() / (r.size if n is None else n))
 
+    def report_steps(self, reports) -> int:
+        """The sum of the reports in grid steps, exactly (it adds over partitions).
+
+        Every report is ``(steps + noise)·grid`` with ``grid`` a power of two, so dividing
+        by the grid gives back the integer exactly.
+
+        Parameters
+        ----------
+        reports : array_like of float
+            What :meth:`randomize` returned.
+
+        Returns
+        -------
+        int
+        """
+        r = np.asarray(reports, dtype=np.float64)
+        return int(np.rint(r / self.grid).astype(np.int64).sum(dtype=np.int64))
+
+    def estimate_from_steps(self, total: int, n: int) -> float:
+        """:meth:`estimate` from :meth:`report_steps` (added over partitions): the same
+        number while the sum stays below 2^53 steps, exact beyond.
+
+        Parameters
+        ----------
+        total : int
+            The reports' sum in grid steps.
+        n : int
+            The number of users (> 0).
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        QueryError
+            For no users.
+        """
+        if int(n) <= 0:
+            raise QueryError("no reports to estimate from")
+        return float(float(total) * self.grid / int(n))
+
     def sample_estimates(self, tally: ValueTally, reps: int, source) -> np.ndarray:
         """``reps`` draws of ``estimate(randomize(values))`` without randomizing each record
         (for simulations only: the draws are seeded numpy ones, not exact coins).
@@ -415,6 +457,30 @@ class DuchiMean(MeanOracle):
         if r.size == 0:
             raise QueryError("no reports to estimate from")
         z = self.B * (2.0 * r.sum() / (r.size if n is None else n) - 1.0)  # mean of ±B
+        return self.lower + (self.upper - self.lower) * (z + 1.0) / 2.0
+
+    def estimate_from_ones(self, ones: int, n: int) -> float:
+        """:meth:`estimate` from the number of ``+B`` bits (added over partitions).
+
+        Parameters
+        ----------
+        ones : int
+            Reports equal to 1.
+        n : int
+            The number of users (> 0).
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        QueryError
+            For no users.
+        """
+        if int(n) <= 0:
+            raise QueryError("no reports to estimate from")
+        z = self.B * (2.0 * int(ones) / int(n) - 1.0)
         return self.lower + (self.upper - self.lower) * (z + 1.0) / 2.0
 
     def sample_estimates(self, tally: ValueTally, reps: int, source) -> np.ndarray:

@@ -14,9 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from dpstudio.engine.accounting.loss import LossDescription
 from dpstudio.engine.errors import QueryError
 from dpstudio.engine.local.base import POSTPROCESS, MeanOracle, postprocess_counts
 from dpstudio.engine.local.entries import sfp_from_params
+from dpstudio.engine.local.frequency import KaryRR
 from dpstudio.engine.local.respond import (
     OTHER_LABEL,
     has_other_cell,
@@ -30,7 +32,8 @@ from dpstudio.engine.rng import Source
 from dpstudio.engine.special import ndtri
 from dpstudio.jobs import State, check, scaled
 
-__all__ = ["Collected", "LocalResult", "collect_reports", "run_local"]
+__all__ = ["Collected", "LocalResult", "collect_reports", "histogram_note", "histogram_result",
+           "mean_note", "mean_result", "result_fields", "run_local"]
 
 
 @dataclass
@@ -146,6 +149,29 @@ class LocalResult:
         if self.items is not None:
             out["items"] = self.items
         return out
+
+    def loss_description(self) -> LossDescription:
+        """What this release drew, for a ledger's tight accountants.
+
+        Each user's report is the randomizer's output on their value alone, and the
+        relation is replace-one: the privacy loss is the randomizer's. K-ary (and
+        Warner's) randomized response is described exactly (``randomized_response`` with
+        its ``k``, at ε = ln(p/q)); every other randomizer by its own (ε, δ) (``pure``, or
+        ``approx`` for δ > 0), the worst case of any mechanism with that guarantee.
+
+        Returns
+        -------
+        LossDescription
+        """
+        oracle = self.oracle
+        eps = float(self.epsilon)
+        if getattr(oracle, "name", None) in ("krr", "rr") and isinstance(oracle, KaryRR) \
+                and not self.delta:
+            return LossDescription("randomized_response", epsilon=max(eps, oracle.epsilon),
+                                   k=int(oracle.k))
+        if self.delta > 0:
+            return LossDescription("approx", epsilon=eps, delta=float(self.delta))
+        return LossDescription("pure", epsilon=eps)
 
 
 def _labels(values, categories, name: str) -> list[str]:
@@ -311,9 +337,7 @@ def collect_reports(values, info_name: str, params: dict[str, Any] | None = None
         return Collected(
             info.name, "mean", oracle, oracle.randomize(given.values, source), int(v.size),
             given.values, clamped=given.undeclared, missing=given.missing,
-            notes=[f"every row sends a report: a missing value is sent as the middle of the "
-                   f"declared bounds ({0.5 * (oracle.lower + oracle.upper):g}), so n is the "
-                   "number of rows and the estimate is the mean over all of them"])
+            notes=[mean_note(oracle)])
     if query == "heavy_hitters":
         sfp = sfp_from_params(**resolved, hash_seed=_hash_seed(source))
         given = word_inputs(v)
@@ -326,17 +350,49 @@ def collect_reports(values, info_name: str, params: dict[str, Any] | None = None
     other = has_other_cell(info.name)
     oracle = _build_histogram(info, resolved, len(labels) + other, source)
     given = histogram_inputs(v, labels, source, other=other)
-    note = (f"every row sends a report: a missing or undeclared value is sent as the extra "
+    cells = labels + ([OTHER_LABEL] if other else [])
+    return Collected(info.name, "histogram", oracle, oracle.randomize(given.values, source),
+                     int(v.size), given.values, labels=cells, clamped=given.undeclared,
+                     missing=given.missing, notes=[histogram_note(other)])
+
+
+def mean_note(oracle) -> str:
+    """How a local mean sends a missing value (a :class:`Collected` note).
+
+    Parameters
+    ----------
+    oracle : MeanOracle
+        The randomizer (its bounds).
+
+    Returns
+    -------
+    str
+    """
+    return (f"every row sends a report: a missing value is sent as the middle of the "
+            f"declared bounds ({0.5 * (oracle.lower + oracle.upper):g}), so n is the "
+            "number of rows and the estimate is the mean over all of them")
+
+
+def histogram_note(other: bool) -> str:
+    """How a local histogram sends a missing or undeclared value (a :class:`Collected`
+    note).
+
+    Parameters
+    ----------
+    other : bool
+        Whether the randomizer has the extra "other or missing" cell.
+
+    Returns
+    -------
+    str
+    """
+    return (f"every row sends a report: a missing or undeclared value is sent as the extra "
             f"category {OTHER_LABEL!r} through the same randomizer, whose count is "
             "estimated like the others; n is the number of rows"
             if other else
             "every row sends a report: a missing or undeclared value is answered with a fair "
             "coin (yes/no has no third answer), so each count estimates its declared count "
             "plus half of the missing and undeclared ones; n is the number of rows")
-    cells = labels + ([OTHER_LABEL] if other else [])
-    return Collected(info.name, "histogram", oracle, oracle.randomize(given.values, source),
-                     int(v.size), given.values, labels=cells, clamped=given.undeclared,
-                     missing=given.missing, notes=[note])
 
 
 def _build_histogram(info, resolved: dict[str, Any], k: int, source: Source):
@@ -427,10 +483,7 @@ def run_local(values, info_name: str, params: dict[str, Any] | None = None, *,
         state.progress(0.5, "reports collected")
     check(state)
     z = float(-ndtri((1.0 - confidence) / 2.0))
-    common = dict(trust_model="local", confidence=confidence, postprocess=postprocess,
-                  simulated=not source.is_secure, source=source.label, reports=got.reports,
-                  oracle=got.oracle, messages_bits=got.oracle.messages_bits,
-                  parameters=got.oracle.describe(), clamped=got.clamped, missing=got.missing)
+    common = result_fields(got, source, postprocess, confidence)
     estimate = {"mean": _mean, "heavy_hitters": _heavy_hitters,
                 "histogram": _histogram}[got.query]
     out = estimate(got, z, postprocess, common, scaled(state, 0.5, 1.0))
@@ -439,12 +492,61 @@ def run_local(values, info_name: str, params: dict[str, Any] | None = None, *,
     return out
 
 
+def result_fields(got: Collected, source: Source, postprocess: str, confidence: float
+                  ) -> dict[str, Any]:
+    """The :class:`LocalResult` fields every query shares (also for an estimate from
+    aggregated reports, :mod:`~dpstudio.engine.local.partial`).
+
+    Parameters
+    ----------
+    got : Collected
+        The reports (``reports`` may be None when only their aggregate exists).
+    source : Source
+        The source the reports were drawn from.
+    postprocess : str
+        The post-processing.
+    confidence : float
+        The intervals' level.
+
+    Returns
+    -------
+    dict
+    """
+    return dict(trust_model="local", confidence=confidence, postprocess=postprocess,
+                simulated=not source.is_secure, source=source.label, reports=got.reports,
+                oracle=got.oracle, messages_bits=got.oracle.messages_bits,
+                parameters=got.oracle.describe(), clamped=got.clamped, missing=got.missing)
+
+
 def _mean(got: Collected, z: float, postprocess: str, common: dict,
           state: State | None = None) -> LocalResult:
     # ``state`` only for the estimators' common signature: a mean's estimate is one sum.
+    return mean_result(got, got.oracle.estimate(got.reports, got.n), z, postprocess, common)
+
+
+def mean_result(got: Collected, raw: float, z: float, postprocess: str, common: dict
+                ) -> LocalResult:
+    """A mean's :class:`LocalResult` from its unbiased estimate ``raw``.
+
+    Parameters
+    ----------
+    got : Collected
+        The collection (its oracle, ``n`` and notes).
+    raw : float
+        The unbiased estimate.
+    z : float
+        The normal quantile of the intervals.
+    postprocess : str
+        ``"clip"`` clamps the value into the bounds.
+    common : dict
+        :func:`result_fields`.
+
+    Returns
+    -------
+    LocalResult
+    """
     oracle: MeanOracle = got.oracle
     n = got.n
-    raw = oracle.estimate(got.reports, n)
     se = math.sqrt(oracle.variance(n))  # data-free (Duchi: its upper bound)
     lo, hi = oracle.lower, oracle.upper
     value = float(np.clip(raw, lo, hi)) if postprocess != "none" else raw
@@ -485,8 +587,34 @@ def _heavy_hitters(got: Collected, z: float, postprocess: str, common: dict,
 
 def _histogram(got: Collected, z: float, postprocess: str, common: dict,
                state: State | None = None) -> LocalResult:
+    est = got.oracle.estimate(got.reports, got.n)  # one cell per label, "other" included
+    return histogram_result(got, est, z, postprocess, common, state)
+
+
+def histogram_result(got: Collected, est: np.ndarray, z: float, postprocess: str,
+                     common: dict, state: State | None = None) -> LocalResult:
+    """A histogram's :class:`LocalResult` from its unbiased count estimates ``est``.
+
+    Parameters
+    ----------
+    got : Collected
+        The collection (its oracle, ``n``, labels and notes).
+    est : numpy.ndarray
+        One unbiased count per label, "other" included.
+    z : float
+        The normal quantile of the intervals.
+    postprocess : str
+        The post-processing of the counts.
+    common : dict
+        :func:`result_fields`.
+    state : State, optional
+        Checked for a cancel before the exact variances.
+
+    Returns
+    -------
+    LocalResult
+    """
     oracle, n, labels = got.oracle, got.n, got.labels
-    est = oracle.estimate(got.reports, n)  # one cell per label, "other" included
     check(state)  # the exact variances (count-mean sketch: O(K·k²)) may take as long again
     plug = np.clip(est, 0.0, n)
     var = oracle.variance(n, plug)

@@ -9,6 +9,10 @@ worker thread running it lets the window's thread in between.
 A read-only column (the application freezes the column it analyses) is encoded once per
 set of labels and remembered for as long as the array lives: the jobs of one analysis
 (utility curves, simulation, preview) share one encoding.
+
+A column the data layer has already coded against its own dictionary of texts (as Arrow
+dictionary-encodes a column) comes as :func:`dictionary_codes`: the dictionary is mapped
+to the declared labels once, and each row costs one table look-up, with no text at all.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MISSING", "UNDECLARED", "coded"]
+__all__ = ["MISSING", "UNDECLARED", "coded", "dictionary_codes", "dictionary_of"]
 
 #: Code of a missing value (None, NaN; in a numeric column also ±inf).
 MISSING = -1
@@ -117,13 +121,134 @@ def _encode_fixed(v: np.ndarray, labels: list[str], dtype: np.dtype) -> np.ndarr
     return codes
 
 
+def _encode_dictionary(v: np.ndarray, dictionary: tuple[str, ...], labels: list[str],
+                       dtype: np.dtype) -> np.ndarray:
+    """Codes of a column given as indices into ``dictionary`` (NaN where missing): each
+    text of the dictionary is looked up once, each row is one look-up in that table."""
+    lookup = _Lookup(labels)
+    table = np.empty(len(dictionary) + 1, dtype=dtype)
+    table[:-1] = [lookup[text] for text in dictionary]
+    table[-1] = MISSING  # where the row's code is NaN
+    codes = np.empty(v.size, dtype=dtype)
+    for start in range(0, v.size, _SLICE):
+        part = v[start:start + _SLICE]
+        index = np.where(np.isnan(part), len(dictionary), part).astype(np.intp)
+        np.take(table, index, out=codes[start:start + part.size])
+    return codes
+
+
 def _encode(v: np.ndarray, labels: list[str]) -> np.ndarray:
     dtype = _code_dtype(len(labels))
+    dictionary = dictionary_of(v)
+    if dictionary is not None:
+        return _encode_dictionary(v, dictionary, labels, dtype)
     if v.dtype.kind == "O":
         return _encode_objects(v, labels, dtype)
     if v.dtype.kind == "U":  # text already: as Python strings, never sorted
         return _encode_objects(v.astype(object), labels, dtype)
     return _encode_fixed(v, labels, dtype)
+
+
+class _Dictionaries:
+    """The dictionary of each column given by :func:`dictionary_codes`, while it lives."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: dict[int, tuple[weakref.ref, tuple[str, ...]]] = {}
+
+    def put(self, codes: np.ndarray, dictionary: tuple[str, ...]) -> None:
+        key = id(codes)
+        ref = weakref.ref(codes, lambda r, key=key: self._forget(key, r))
+        with self._lock:
+            self._entries[key] = (ref, dictionary)
+
+    def get(self, a: np.ndarray) -> tuple[str, ...] | None:
+        with self._lock:
+            entry = self._entries.get(id(a))
+        return entry[1] if entry is not None and entry[0]() is a else None
+
+    def _forget(self, key: int, ref: weakref.ref) -> None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None and entry[0] is ref:
+                del self._entries[key]
+
+
+_DICTIONARIES = _Dictionaries()
+
+
+def dictionary_codes(codes: np.ndarray, dictionary: Any) -> np.ndarray:
+    """A categorical column given as codes into its own dictionary of texts.
+
+    The engine's categorical queries then take it as they take the column of texts it
+    stands for (row ``i`` holds ``dictionary[codes[i]]``, or is missing where the code is
+    NaN): :func:`coded` maps the dictionary to the declared labels once, and a missing
+    row is found as in a numeric column (NaN), so counts, missing values and undeclared
+    values are those of the texts. The codes are floats so that NaN can mark a missing
+    row; every view of the returned array (``numpy.asarray``, a reshape, a slice) is
+    still known as codes, a copy is not (it is then read as numbers).
+
+    Parameters
+    ----------
+    codes : numpy.ndarray
+        One code per row, of ``float16`` (up to 2¹¹ texts), ``float32`` (up to 2²⁴)
+        or ``float64``, each of which numbers its texts exactly: an index
+        into ``dictionary``, or NaN for a missing value. Frozen (made read-only) here.
+    dictionary : sequence of str
+        The distinct texts (stripped, none empty).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``codes``, read-only, known to :func:`coded` as codes into ``dictionary``.
+
+    Raises
+    ------
+    ValueError
+        If the codes are not floats of one of those types or point outside the dictionary.
+    """
+    a = codes if isinstance(codes, np.ndarray) else np.asarray(codes)
+    texts = tuple(dictionary)
+    limit = {np.dtype(np.float16): 1 << 11, np.dtype(np.float32): 1 << 24,
+             np.dtype(np.float64): 1 << 53}.get(a.dtype)
+    if limit is None or len(texts) > limit or a.base is not None:
+        raise ValueError("codes must be a float16, float32 or float64 array of its own "
+                         "that numbers the dictionary exactly")
+    if any(type(t) is not str for t in texts):
+        raise ValueError("a dictionary holds texts only (missing rows are NaN codes)")
+    for start in range(0, a.size, _SLICE):  # no full-size temporaries
+        part = a.reshape(-1)[start:start + _SLICE]
+        bad = (part < 0) | (part >= len(texts)) | (part != np.floor(part))
+        if np.any(bad & ~np.isnan(part)):  # NaN: a missing row
+            raise ValueError("a code points outside the dictionary")
+    a.flags.writeable = False
+    _DICTIONARIES.put(a, texts)
+    return a
+
+
+def dictionary_of(values: Any) -> tuple[str, ...] | None:
+    """The dictionary of a column made by :func:`dictionary_codes` (or of a view of it
+    with the same type), else None.
+
+    Parameters
+    ----------
+    values : array_like
+        Any column.
+
+    Returns
+    -------
+    tuple of str or None
+        The texts its codes index, or None when it is no such column.
+    """
+    a = values
+    while isinstance(a, np.ndarray):
+        if a.dtype.kind != "f":
+            return None
+        found = _DICTIONARIES.get(a)
+        if found is not None:
+            return found if a.dtype == values.dtype else None
+        a = a.base
+    return None
 
 
 def _frozen(a: np.ndarray) -> bool:
@@ -188,7 +313,8 @@ def coded(values: Any, labels: list[str]) -> np.ndarray:
     Parameters
     ----------
     values : array_like
-        The column: an object array of labels (as the data layer gives it), text, numbers.
+        The column: an object array of labels (as the data layer gives it), text,
+        numbers, or codes into a dictionary of texts (:func:`dictionary_codes`).
     labels : list of str
         The declared categories.
 

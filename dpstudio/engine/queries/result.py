@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from dpstudio.engine.accounting.loss import LossDescription
+from dpstudio.engine.errors import ParameterError
+
 __all__ = ["Release"]
+
+# Queries whose noise is the engine's integer noise (one component per noisy sum or cell
+# vector); the others select (quantile, median: the exponential mechanism).
+_ADDITIVE = ("count", "sum", "mean", "variance", "histogram")
+# How far a component's sensitivity, read back in grid steps, may sit from an integer.
+_STEP_SLACK = 1e-9
 
 
 @dataclass
@@ -94,3 +104,70 @@ class Release:
         dict
         """
         return asdict(self)
+
+    def loss_description(self) -> LossDescription:
+        """What this release drew, for a ledger's tight accountants.
+
+        A count, sum or histogram is one integer noise on the mechanism's grid: the
+        discrete Laplace or discrete Gaussian in grid steps (a histogram under replace-one
+        changes two cells). A mean or variance is several noisy sums, the budget split
+        among them: a ``composed`` description of the parts. A quantile or median is the
+        exponential mechanism: ``pure`` at its ε. Read off :attr:`components` (each
+        noise's family, scale and grid, as the engine calibrated it), so a release
+        computed from partitions' sums (:mod:`~dpstudio.engine.queries.partial`)
+        describes itself the same way.
+
+        Returns
+        -------
+        LossDescription
+            Claiming this release's (ε, δ): a composed one claims the whole release's,
+            never less than the sum of its parts.
+
+        Raises
+        ------
+        ParameterError
+            When the components do not describe integer noise the claim covers (then a
+            ledger describes the release by its (ε, δ) alone).
+        """
+        if self.query not in _ADDITIVE:
+            if self.delta > 0:
+                return LossDescription("approx", epsilon=self.epsilon, delta=self.delta)
+            return LossDescription("pure", epsilon=self.epsilon)
+        if not self.components:
+            raise ParameterError("this release lists no noise components to describe")
+        coords = 2 if self.query == "histogram" and self.relation == "replace" else 1
+        parts = tuple(_component_loss(c, coords) for c in self.components)
+        if len(parts) == 1:
+            return parts[0]
+        eps = math.fsum(p.epsilon for p in parts)
+        dlt = math.fsum(p.delta for p in parts)
+        if eps > self.epsilon * (1 + _STEP_SLACK) or dlt > self.delta * (1 + _STEP_SLACK):
+            raise ParameterError("this release's parts claim more than the release")
+        # The claim is the release's own (ε, δ) (what it is charged), at least the parts'.
+        return LossDescription("composed", epsilon=max(self.epsilon, eps),
+                               delta=max(self.delta, dlt), parts=parts)
+
+
+def _component_loss(component: dict, coordinates: int) -> LossDescription:
+    """One integer noise (an ``IntegerNoise.to_dict()``) as a description, in grid steps."""
+    try:
+        family = component["family"]
+        scale = float(component["scale_steps"])
+        grid = float(component["grid"])
+        value = float(component["sensitivity"])
+        eps, dlt = float(component["epsilon"]), float(component["delta"])
+    except (KeyError, TypeError, ValueError):
+        raise ParameterError("a noise component lacks its family, scale, grid or "
+                             "sensitivity") from None
+    if family not in ("laplace", "gaussian") or grid <= 0:
+        raise ParameterError(f"a noise component of family {family!r} is not integer noise")
+    # sensitivity_value is Δ·grid·c (ℓ₁, Laplace) or Δ·grid·√c (ℓ₂, Gaussian), Δ in steps.
+    per = coordinates if family == "laplace" else math.sqrt(coordinates)
+    steps = value / (grid * per)
+    whole = round(steps)
+    if whole < 1 or abs(steps - whole) > _STEP_SLACK * max(1.0, steps):
+        raise ParameterError(f"a noise component's sensitivity {value:g} is not a whole "
+                             f"number of grid steps of {grid:g}")
+    fam = "discrete_laplace" if family == "laplace" else "discrete_gaussian"
+    return LossDescription(fam, epsilon=eps, delta=dlt, scale=scale, sensitivity=int(whole),
+                           coordinates=coordinates)

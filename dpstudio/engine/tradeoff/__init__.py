@@ -27,13 +27,28 @@ mechanism, and larger lattices, compose through the privacy-loss distributions o
 :mod:`dpstudio.engine.accounting.pld` and :func:`profile_to_tradeoff` (DRS Prop. 2.12).
 What an attacker achieves empirically is in :mod:`dpstudio.engine.attack`.
 
-The package holds three modules: :mod:`~dpstudio.engine.tradeoff.curves` (the curve type,
+The package holds six modules: :mod:`~dpstudio.engine.tradeoff.curves` (the curve type,
 closed forms and finite-output curves), :mod:`~dpstudio.engine.tradeoff.profiles` (privacy
-profile ↔ curve) and :mod:`~dpstudio.engine.tradeoff.compose` (composition). Every public
-name is re-exported here: import from ``dpstudio.engine.tradeoff``. The trade-off curve of a
-whole release (all its noisy statistics) is :mod:`dpstudio.engine.release_curve`.
+profile ↔ curve), :mod:`~dpstudio.engine.tradeoff.compose` (composition),
+:mod:`~dpstudio.engine.tradeoff.pairs` (the worst-case pairs of the local randomizers, the
+(ε, δ) region's pair and the exponential mechanism's curve),
+:mod:`~dpstudio.engine.tradeoff.integer_noise` (discrete Gaussian, sums of shares and
+Skellam noise) and :mod:`~dpstudio.engine.tradeoff.catalog` (the curve of every registry
+mechanism by name, :func:`mechanism_curve`; ``region_only`` where only (ε, δ) is known).
+Every public name is re-exported here: import from ``dpstudio.engine.tradeoff``. The
+trade-off curve of a whole release (all its noisy statistics) is
+:mod:`dpstudio.engine.release_curve`.
 """
 
+from dpstudio.engine.tradeoff.catalog import (
+    CURVE_PARAMS,
+    MechanismCurve,
+    curve_example,
+    curve_for_object,
+    curve_mechanisms,
+    curve_params,
+    mechanism_curve,
+)
 from dpstudio.engine.tradeoff.compose import COMPOSABLE, compose_gaussian, compose_tradeoff
 from dpstudio.engine.tradeoff.curves import (
     TradeoffCurve,
@@ -47,27 +62,74 @@ from dpstudio.engine.tradeoff.curves import (
     neyman_pearson_knots,
     randomized_response_tradeoff,
 )
+from dpstudio.engine.tradeoff.integer_noise import (
+    IntegerLaw,
+    discrete_gaussian_law,
+    integer_noise_pld,
+    integer_noise_tradeoff,
+    shifted_knots,
+    skellam_law,
+    sum_of_shares,
+)
+from dpstudio.engine.tradeoff.pairs import (
+    LossPair,
+    compose_pair,
+    count_mean_sketch_pair,
+    epsilon_delta_pair,
+    exponential_mechanism_tradeoff,
+    hadamard_pair,
+    local_hashing_pair,
+    pair_tradeoff,
+    product_pair,
+    unary_encoding_pair,
+)
 from dpstudio.engine.tradeoff.profiles import (
     gaussian_epsilon,
+    knots_epsilon,
     profile_to_tradeoff,
     tradeoff_to_profile,
 )
 
 __all__ = [
     "COMPOSABLE",
+    "CURVE_PARAMS",
+    "IntegerLaw",
+    "LossPair",
+    "MechanismCurve",
     "TradeoffCurve",
     "alpha_grid",
     "compose_gaussian",
+    "compose_pair",
     "compose_tradeoff",
+    "count_mean_sketch_pair",
+    "curve_example",
+    "curve_for_object",
+    "curve_mechanisms",
+    "curve_params",
+    "discrete_gaussian_law",
     "discrete_laplace_tradeoff",
     "discrete_tradeoff",
+    "epsilon_delta_pair",
     "epsilon_delta_tradeoff",
+    "exponential_mechanism_tradeoff",
     "gaussian_epsilon",
     "gaussian_tradeoff",
+    "hadamard_pair",
+    "integer_noise_pld",
+    "integer_noise_tradeoff",
+    "knots_epsilon",
     "krr_tradeoff",
     "laplace_tradeoff",
+    "local_hashing_pair",
+    "mechanism_curve",
     "neyman_pearson_knots",
+    "pair_tradeoff",
+    "product_pair",
     "profile_to_tradeoff",
     "randomized_response_tradeoff",
+    "shifted_knots",
+    "skellam_law",
+    "sum_of_shares",
     "tradeoff_to_profile",
+    "unary_encoding_pair",
 ]

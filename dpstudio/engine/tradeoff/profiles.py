@@ -1,10 +1,12 @@
 """Privacy profiles and trade-off curves, both ways: the pessimistic curve of a profile
 ε ↦ δ(ε) (DRS Prop. 2.12), the profile of a curve (its convex conjugate), and the smallest ε
-of a Gaussian-DP curve at a given δ. The theory is in :mod:`dpstudio.engine.tradeoff`.
+at a given δ of a Gaussian-DP curve (closed form) or of any curve (its knots). The theory is
+in :mod:`dpstudio.engine.tradeoff`.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -13,7 +15,7 @@ from dpstudio.engine.calibration import analytic_gaussian_delta, validate_delta
 from dpstudio.engine.errors import ParameterError
 from dpstudio.engine.tradeoff.curves import TradeoffCurve, _check_alpha, _check_mu
 
-__all__ = ["gaussian_epsilon", "profile_to_tradeoff", "tradeoff_to_profile"]
+__all__ = ["gaussian_epsilon", "knots_epsilon", "profile_to_tradeoff", "tradeoff_to_profile"]
 
 # Cap on the elements of one (ε grid × α chunk) block when evaluating envelopes of lines.
 _BLOCK = 1 << 21
@@ -195,4 +197,46 @@ def gaussian_epsilon(mu: float, delta: float) -> float:
     while hi - lo > 1e-12 * hi:
         mid = 0.5 * (lo + hi)
         lo, hi = (lo, mid) if prof(mid) <= d else (mid, hi)
+    return hi
+
+
+def knots_epsilon(curve: TradeoffCurve, delta: float) -> float:
+    """Smallest ε ≥ 0 (to 1e-9 relative, the upper end) with the curve above f_{ε,δ}.
+
+    Uses the curve's knots (exact for piecewise-linear curves) or its grid, and the
+    profile of the curve and of its inverse (the larger), so it holds for either order of
+    the neighbours.
+
+    Parameters
+    ----------
+    curve : TradeoffCurve
+        The curve.
+    delta : float
+        δ in [0, 1).
+
+    Returns
+    -------
+    float
+        ε (inf when no finite ε reaches δ).
+    """
+    ka, kb = curve.knots if curve.knots is not None else (curve.alpha, curve.beta)
+    inverse = TradeoffCurve(kb[::-1].copy(), ka[::-1].copy(), "", True,
+                            knots=(kb[::-1].copy(), ka[::-1].copy()))
+    ordered = np.argsort(inverse.alpha, kind="stable")
+    inverse = TradeoffCurve(inverse.alpha[ordered], inverse.beta[ordered], "", True,
+                            knots=(inverse.alpha[ordered], inverse.beta[ordered]))
+
+    def prof(e: float) -> float:
+        return max(float(tradeoff_to_profile(c, e)) for c in (curve, inverse))
+
+    if prof(0.0) <= delta:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while prof(hi) > delta:
+        lo, hi = hi, 2.0 * hi
+        if hi > 1e4:
+            return math.inf
+    while hi - lo > 1e-9 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if prof(mid) <= delta else (mid, hi)
     return hi
