@@ -42,8 +42,10 @@ def parser() -> argparse.ArgumentParser:
         "project's). The ledger stores what each release drew, so a tight accountant "
         "composes it. The dataset may be a "
         "folder or glob of Parquet or CSV files (a central count, sum, mean, variance, "
-        "histogram or quantile): each file is read and hashed once where it is, on Dask "
-        "with engine = \"dask\" or file by file here, and the manifest lists every file's SHA-256.",
+        "histogram or quantile, or a local histogram or mean: each file's rows randomized "
+        "where they are, no collector's records): each file is read and hashed once where "
+        "it is, on Dask with engine = \"dask\" or file by file here, and the manifest "
+        "lists every file's SHA-256.",
     )
     p.add_argument("spec", metavar="SPEC.toml", help="release spec (TOML)")
     p.add_argument("--project", required=True, metavar="P.dpstudio",

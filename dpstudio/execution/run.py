@@ -12,7 +12,7 @@ manifest says of the execution.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,12 +21,12 @@ from dpstudio.analysis.capabilities import capability, partitioned
 from dpstudio.analysis.partitioned import partition_kind, partition_protocol
 from dpstudio.data.folders import FileDataset, FileEntry
 from dpstudio.engine.queries.partial import PARTIAL_QUERIES, Partial, run_partials
-from dpstudio.engine.rng import SimulationSource, Source, require_secure
+from dpstudio.engine.rng import SecureSource, SimulationSource, Source, require_secure
 from dpstudio.execution.engines import ExecutionError, dask_cluster
 from dpstudio.execution.partitions import pieces, sum_files
 
-__all__ = ["FilesRun", "FilesSums", "dask_refusal", "reader_of", "result_from_sums",
-           "run_on_files", "sum_on_files"]
+__all__ = ["FilesRun", "FilesSums", "FilesTallies", "dask_refusal", "reader_of",
+           "result_from_sums", "run_on_files", "sum_on_files", "tally_on_files"]
 
 
 @dataclass
@@ -174,3 +174,57 @@ def _run_protocol(analysis: AnalysisSpec, ds: FileDataset, source: Source, *,
                 fingerprint=fingerprint, state=state, source=source)
         execution = cluster.describe() | {"partitions": len(ds.files)}
     return FilesRun(protocol.finish(total, plan, source), execution, entries, total)
+
+
+@dataclass
+class FilesTallies:
+    """A local randomizer's tallies over a dataset's files, not yet estimated: the added
+    per-file aggregates of the reports (randomized where each file is), where they were
+    computed, each file's fingerprint entry, and the estimator to run on them
+    (``finish(total, plan, source)``, once, on the client)."""
+
+    total: Any  # LocalPartial
+    execution: dict[str, Any]
+    files: list[FileEntry]
+    plan: Any
+    finish: Callable[[Any, Any, Source], AnalysisResult]
+
+
+def tally_on_files(analysis: AnalysisSpec, ds: FileDataset, *, engine: str = "dask",
+                   scheduler: str | None = None, declared: Any = None, header: bool = True,
+                   fingerprint: bool = False, state: Any = None,
+                   processes: bool | None = None, notes: Sequence[str] = ()) -> FilesTallies:
+    """A release's local histogram or mean over a dataset's files, up to the estimator:
+    every file's rows randomized where they are, each task from its own fresh OS CSPRNG
+    (no seed is taken: this is a release's path), only the reports' integer aggregate
+    back. On Dask (``engine="dask"``) or file by file in this process (``"pandas"``).
+
+    The estimate is left to ``finish``: the randomized tallies wait with the caller (a
+    release's charge step) and are never shown unless it runs it. ``state`` follows the
+    files and may cancel (:class:`~dpstudio.jobs.Cancelled`, nothing estimated).
+    """
+    from dpstudio.execution.local_partitions import local_on_files
+
+    refused = dask_refusal(analysis)
+    if refused is None and partition_kind(analysis) != "reports":
+        refused = (f"the tallies of a folder or of Dask are local-model histograms and means, "
+                   f"not a {analysis.trust_model}-model {analysis.query.query}")
+    if refused is not None:
+        raise ExecutionError(refused.replace("the dask engine", "a dataset of files")
+                             if engine != "dask" else refused)
+    q = analysis.query
+    reader = reader_of(analysis, declared)
+    # The plan (the count-mean sketch's public hash family) is drawn here, once, before
+    # any file is read: a bad parameter or domain is refused before the cluster starts.
+    protocol = partition_protocol(analysis, reader, SecureSource(), notes)
+    if engine != "dask":
+        total, entries = local_on_files(ds, q.column, reader, protocol.plan, header=header,
+                                        seed=None, fingerprint=fingerprint, state=state)
+        return FilesTallies(total, {"engine": "pandas", "partitions": len(ds.files)},
+                            entries, protocol.plan, protocol.finish)
+    with dask_cluster(scheduler, processes=processes) as cluster:
+        total, entries = local_on_files(ds, q.column, reader, protocol.plan,
+                                        client=cluster.client, header=header, seed=None,
+                                        fingerprint=fingerprint, state=state)
+        execution = cluster.describe() | {"partitions": len(ds.files)}
+    return FilesTallies(total, execution, entries, protocol.plan, protocol.finish)

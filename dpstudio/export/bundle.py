@@ -88,6 +88,9 @@ class BundleInput:
     #: Local model: the columns the untrusted collector received (already randomized on
     #: each user's side), exported as ``<stem>.records.<ext>`` in every chosen format.
     records: dict[str, Any] | None = None
+    #: Why a local release has no records (it ran where the data is: no individual report
+    #: left its file); then no records file is written and the manifest says so.
+    records_note: str | None = None
     #: Whether the dataset's first line is a header (False: read with ``header=False``).
     header: bool = True
     #: Figures measured on the raw data at release time
@@ -217,6 +220,8 @@ def _local_section(inp: BundleInput) -> dict[str, Any]:
         "messages_bits": pub.get("messages_bits"),
         "record_columns": list(inp.records or {}),
     }
+    if inp.records_note is not None:
+        out.update(records=None, records_note=inp.records_note)
     if spec.categories is not None:
         out["codes"] = {"meaning": "category codes: code i is declared category i",
                         "categories": list(spec.categories)}
@@ -319,7 +324,7 @@ def render_bundle(inp: BundleInput) -> list[RenderedFile]:
     formats = [normalize_format(x) for x in inp.formats]
     files = [RenderedFile(inp.stem + FORMATS[f], f"export/{f}", render_table(table, f, meta))
              for f in formats]
-    if "records" in inp.capability.options:
+    if "records" in inp.capability.options and inp.records_note is None:
         if inp.records is None:
             raise ValueError("a local release exports the collector's records")
         records = records_table(inp.records)

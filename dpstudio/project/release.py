@@ -59,6 +59,7 @@ import numpy as np
 
 from dpstudio.analysis import AnalysisResult, AnalysisSpec, capability, release_refusal, resolve
 from dpstudio.analysis import run as run_analysis
+from dpstudio.analysis.partitioned import partition_kind
 from dpstudio.analysis.resolve import reader_for
 from dpstudio.data.atomic import fsync_dir, write_durably
 from dpstudio.data.columns import require_column
@@ -89,9 +90,11 @@ from dpstudio.project.ledger_loss import charge_loss, loss_json, planned_loss, r
 from dpstudio.project.records import DatasetRecord, ReleaseRecord, dec_text
 from dpstudio.project.recovery import tamper_message
 from dpstudio.project.release_files import (
+    NO_RECORDS,
     content_of_files,
     execution_of,
     figures_from_partial,
+    is_local_tallies,
     one_file,
     release_engine,
     sum_where_data_is,
@@ -299,6 +302,9 @@ class ReleaseTransaction:
         sidecar = ds.sidecar
         declared = load_schema(sidecar) if sidecar.is_file() else None
         analysis, notes = resolve(analysis, declared)
+        if spec.script and partition_kind(analysis) == "reports":
+            raise ProjectError("a local release on a folder has no script yet (the script "
+                               "of a folder sums central statistics); set script = false")
         sums = sum_where_data_is(spec, analysis, ds, engine, declared, state)
         fingerprint = files_fingerprint(sums.files)
         if spec.fingerprint is not None and spec.fingerprint != fingerprint:
@@ -375,9 +381,10 @@ class ReleaseTransaction:
 
         base = _slug(prep.spec.name or f"{prep.query.query}-{prep.query.column}")
         for stem in (f"r{release_id:04d}-{base}", f"r{release_id:04d}-{base}-{uid[:8]}"):
+            records = ("records" in capability(prep.trust_model).options
+                       and not (prep.sums is not None and is_local_tallies(prep.sums.total)))
             names = file_names(stem, prep.spec.formats, prep.spec.report, prep.spec.script,
-                               records="records" in capability(prep.trust_model).options,
-                               script_format=prep.spec.script_format)
+                               records=records, script_format=prep.spec.script_format)
             if not any((prep.out / n).exists() or (prep.out / tmp_name(n, uid)).exists()
                        for n in names):
                 return stem
@@ -467,6 +474,8 @@ class ReleaseTransaction:
                 report=prep.spec.report, script=prep.spec.script,
                 script_format=prep.spec.script_format, reader=prep.reader,
                 history=history, trust_model=prep.trust_model, records=records,
+                records_note=NO_RECORDS if prep.sums is not None and is_local_tallies(
+                    prep.sums.total) else None,
                 header=prep.spec.header, analyst=analyst,
                 execution=execution_of(prep.sums),
                 dataset_files=None if not prep.multi else [
@@ -602,6 +611,13 @@ def _draw(prep: _Prepared) -> tuple[dict[str, Any], dict[str, Any] | None, Analy
     collector received (a local release; None otherwise), and the result, whose ε and δ
     (the engine object's) are charged.
     """
+    if prep.sums is not None and is_local_tallies(prep.sums.total):
+        # Randomized where the data is (each task from its own OS CSPRNG): the estimator,
+        # once, here, on the tallies; nothing is left to draw, and no report to export.
+        result = prep.sums.finish(prep.sums.total, prep.sums.plan, SecureSource())
+        if result.simulated:  # pragma: no cover - SecureSource is never simulated
+            raise ProjectError("a release needs the OS CSPRNG")
+        return result.public(), None, result
     if prep.sums is not None:  # the exact integers summed where the data is; noise once, here
         from dpstudio.execution.run import result_from_sums
 

@@ -16,7 +16,7 @@ pytest.importorskip("distributed")
 
 from dps_project_helpers import run, write_spec  # noqa: E402
 
-from dpstudio.data.folders import FILES_ALGORITHM, files_fingerprint, open_files  # noqa: E402
+from dpstudio.data.folders import FILES_ALGORITHM, files_fingerprint  # noqa: E402
 from dpstudio.engine.queries import QuerySpec  # noqa: E402
 from dpstudio.engine.queries.partial import partial_sums  # noqa: E402
 from dpstudio.engine.rng import SimulationSource  # noqa: E402
@@ -224,19 +224,6 @@ def test_one_file_on_dask_is_the_same_dataset_as_on_pandas(env, capsys):
     outside = int(((frame.score < 0) | (frame.score > 100)).sum())
     assert f"{len(frame):,}" in text or str(len(frame)) in text
     assert f"{outside:,}" in text or str(outside) in text, text[-3000:]
-
-
-def test_an_analysis_not_built_from_sums_is_refused_on_a_folder_in_one_line(env, capsys):
-    tmp, folder, _, project = env
-    code, _, err = _release(capsys, tmp, project, folder, "q", column="group",
-                            query="histogram", mechanism="krr", epsilon=0.5,
-                            trust_model="local", relation="replace")
-    assert code == 2 and err.count("\n") == 1, err
-    assert "not a local-model histogram" in err
-    with Project.open(project) as p:
-        assert p.ledger() == [] and p.datasets() == []
-    assert not (tmp / "out").exists() or not any((tmp / "out").iterdir())
-    assert open_files(folder).total_bytes > 0
 
 
 def test_the_same_rows_as_one_file_do_not_get_a_fresh_budget(env, capsys):
