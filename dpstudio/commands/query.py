@@ -335,10 +335,10 @@ class _Context:
             category_codes,
             category_column,
             count_column,
-            load_category_codes,
             numeric_column,
             yes_no_column,
         )
+        from dpstudio.data.file_codes import load_category_codes
         from dpstudio.data.schema import ColumnType
 
         column = self.args.column

@@ -22,12 +22,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dpstudio.data.errors import DataError, shorten
-from dpstudio.data.folders import FileDataset, FileEntry, hash_bytes
+from dpstudio.data.folders import FileDataset, FileEntry
 from dpstudio.engine.rng import SecureSource, SimulationSource, Source
 from dpstudio.execution.engines import ExecutionError
 from dpstudio.execution.futures import check_cancelled, gather_tasks, report_progress
-from dpstudio.execution.partitions import _seeds, read_column
+from dpstudio.execution.partitions import file_bytes, read_column, seeds
 
 __all__ = ["file_local", "file_rows", "file_sum", "local_on_files", "sum_protocol_on_files"]
 
@@ -41,14 +40,7 @@ def _read(path: str, fmt: str, column: str, reader: str, header: bool, fingerpri
           root: str | None) -> tuple[Any, FileEntry | None]:
     """One file's column, and (for a release) its fingerprint from the bytes parsed."""
     p = Path(path)
-    raw, entry = None, None
-    if fingerprint:
-        try:
-            raw = p.read_bytes()
-        except OSError as exc:
-            raise DataError(f"{shorten(p.name)}: cannot read file ({exc.strerror or exc})"
-                            ) from None
-        entry = hash_bytes(p, raw, Path(root) if root else None)
+    raw, entry = file_bytes(p, root) if fingerprint else (None, None)
     return read_column(p, fmt, column, reader, header, raw), entry
 
 
@@ -135,7 +127,7 @@ def local_on_files(ds: FileDataset, column: str, reader: str, plan: Any, *,
 
     root = _root(ds)
     args = [(str(f), ds.format, column, reader, plan, header, s, fingerprint, root)
-            for f, s in zip(ds.files, _seeds(seed, len(ds.files)), strict=True)]
+            for f, s in zip(ds.files, seeds(seed, len(ds.files)), strict=True)]
     text = f"Randomizing {len(ds.files)} files of {ds.name}"
     results = _run(file_local, args, client, state, text)
     _integers_only(results, LocalPartial, plan.size)
@@ -171,7 +163,7 @@ def sum_protocol_on_files(ds: FileDataset, column: str, make_plan: Any, *,
     drops = split_dropouts(rows, dropouts, source or SecureSource())
     root = _root(ds)
     args = [(f, ds.format, column, plan, header, s, d, fingerprint, root)
-            for f, s, d in zip(files, _seeds(seed, len(files)), drops, strict=True)]
+            for f, s, d in zip(files, seeds(seed, len(files)), drops, strict=True)]
     results = _run(file_sum, args, client, state, f"Encoding {len(files)} files of {ds.name}")
     _integers_only(results, SumPartial)
     total = add_sum_partials([p for p, _ in results])

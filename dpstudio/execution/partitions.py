@@ -39,8 +39,8 @@ from dpstudio.engine.rng import SecureSource, SimulationSource
 from dpstudio.execution.engines import ExecutionError
 from dpstudio.execution.futures import check_cancelled, gather_tasks, report_progress
 
-__all__ = ["PIECE_ROWS", "READERS", "file_partial", "folder_values", "pieces", "read_column",
-           "sum_files"]
+__all__ = ["PIECE_ROWS", "READERS", "file_bytes", "file_partial", "folder_values", "pieces",
+           "read_column", "seeds", "sum_files"]
 
 #: How a column is read for the engine, as the in-process path reads it.
 READERS = ("numeric", "category", "yes_no")
@@ -88,6 +88,34 @@ def _parquet_names(raw: bytes) -> list[str]:
     return list(pq.read_schema(io.BytesIO(raw)).names)
 
 
+def file_bytes(path: Path, root: str | None = None) -> tuple[bytes, FileEntry]:
+    """A file's bytes, read once, and its fingerprint entry hashed from those same bytes
+    (a release parses what it hashed).
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file.
+    root : str, optional
+        The dataset's folder (the entry names the file relative to it).
+
+    Returns
+    -------
+    (bytes, FileEntry)
+
+    Raises
+    ------
+    DataError
+        In one line, when the file cannot be read.
+    """
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DataError(f"{shorten(path.name)}: cannot read file ({exc.strerror or exc})"
+                        ) from None
+    return raw, hash_bytes(path, raw, Path(root) if root else None)
+
+
 def file_partial(path: str, fmt: str, column: str, reader: str, spec: QuerySpec,
                  header: bool = True, seed: int | None = None, fingerprint: bool = False,
                  root: str | None = None, row_groups: tuple[int, int] | None = None
@@ -102,14 +130,7 @@ def file_partial(path: str, fmt: str, column: str, reader: str, spec: QuerySpec,
     p = Path(path)
     if fingerprint and row_groups is not None:
         raise ExecutionError("a release hashes each file whole, in one task")
-    raw, entry = None, None
-    if fingerprint:
-        try:
-            raw = p.read_bytes()
-        except OSError as exc:
-            raise DataError(f"{shorten(p.name)}: cannot read file ({exc.strerror or exc})"
-                            ) from None
-        entry = hash_bytes(p, raw, Path(root) if root else None)
+    raw, entry = file_bytes(p, root) if fingerprint else (None, None)
     source = SecureSource() if seed is None else SimulationSource(seed)
     if fmt == "parquet":
         fast = _parquet_partial(p if raw is None else raw, column, reader, spec, source,
@@ -309,8 +330,22 @@ def _ranges(rows: list[int]) -> list[tuple[int, int]]:
     return out
 
 
-def _seeds(seed: int | None, n: int) -> list[int | None]:
-    """Independent seeds per file for a simulation; None (the OS CSPRNG) otherwise."""
+def seeds(seed: int | None, n: int) -> list[int | None]:
+    """Independent seeds per task for a simulation; None (the OS CSPRNG) otherwise.
+
+    Parameters
+    ----------
+    seed : int or None
+        The simulation's seed; None for a release (every task draws from its own OS
+        CSPRNG: no seed is ever shipped to a worker).
+    n : int
+        How many tasks.
+
+    Returns
+    -------
+    list of int or None
+        One seed per task, spawned from ``seed`` (``numpy.random.SeedSequence``).
+    """
     if seed is None:
         return [None] * n
     children = np.random.SeedSequence(seed).spawn(n)
@@ -335,7 +370,7 @@ def sum_files(ds: FileDataset, column: str, reader: str, spec: QuerySpec, *,
     root = str(Path(ds.source)) if Path(ds.source).is_dir() else None
     tasks = pieces(ds, column, reader, fingerprint)
     args = [(str(f), ds.format, column, reader, spec, header, s, fingerprint, root, r)
-            for (f, r), s in zip(tasks, _seeds(seed, len(tasks)), strict=True)]
+            for (f, r), s in zip(tasks, seeds(seed, len(tasks)), strict=True)]
     results: list[tuple[Partial, FileEntry | None]] = []
     text = f"Summing {len(ds.files)} files of {ds.name}" + (
         f" ({len(tasks)} parts)" if len(tasks) != len(ds.files) else "")

@@ -20,9 +20,9 @@ from dpstudio.data.columns import (
     category_codes,
     category_column,
     count_column,
-    load_category_codes,
     require_column,
 )
+from dpstudio.data.file_codes import load_category_codes
 from dpstudio.engine.queries.columns import present_mask
 
 
@@ -207,12 +207,12 @@ def test_one_column_of_a_wide_table_costs_that_column(tmp_path, suffix):
 
 def test_query_loads_only_its_column(monkeypatch, capsys):
     from dpstudio.cli import main
-    from dpstudio.data import columns, loading
+    from dpstudio.data import file_codes, loading
     from dpstudio.data.samples import sample_path
 
     loaded = []
     real = loading.load_table
-    real_codes = columns.load_category_codes
+    real_codes = file_codes.load_category_codes
 
     def spy(*args, **kwargs):
         frame = real(*args, **kwargs)
@@ -224,7 +224,7 @@ def test_query_loads_only_its_column(monkeypatch, capsys):
         return real_codes(path, column, **kwargs)
 
     monkeypatch.setattr(loading, "load_table", spy)
-    monkeypatch.setattr(columns, "load_category_codes", spy_codes)
+    monkeypatch.setattr(file_codes, "load_category_codes", spy_codes)
     survey = sample_path("survey")
     assert main(["query", str(survey), "--column", "age", "--query", "mean", "--mechanism",
                  "laplace", "--epsilon", "1", "--bounds", "0,100", "--simulate", "1",

@@ -23,8 +23,8 @@ from dpstudio.data.columns import (
     category_codes,
     category_column,
     count_column,
-    load_category_codes,
 )
+from dpstudio.data.file_codes import load_category_codes
 from dpstudio.engine.queries import QuerySpec, run_query
 from dpstudio.engine.queries.codes import coded, dictionary_codes, dictionary_of
 from dpstudio.engine.queries.columns import category_counts, present_mask
@@ -217,7 +217,7 @@ import sys, tracemalloc
 import pyarrow as pa
 import pyarrow.compute, pyarrow.csv, pyarrow.parquet  # imports are not the data's cost
 import dpstudio.data.loading, dpstudio.data.projected
-from dpstudio.data.columns import load_category_codes
+from dpstudio.data.file_codes import load_category_codes
 tracemalloc.start()
 codes, dictionary, _ = load_category_codes(sys.argv[1], "c")
 print(pa.default_memory_pool().max_memory(), tracemalloc.get_traced_memory()[1], codes.nbytes)
