@@ -9,16 +9,27 @@ release's curve, computed here once (:func:`release_tradeoff`) from the engine's
 family). The analysis view and the stakeholder report both draw it.
 
 * Gaussian family: the parts compose to G_μ exactly, μ = √parts·Δ/σ (Dong, Roth & Su
-  2019); a discrete Gaussian is shown as its continuous counterpart (flagged not exact).
+  2019); a discrete Gaussian count (or add-remove histogram) is the catalog's exact curve
+  of the σ the engine draws, other discrete Gaussian releases are shown as their
+  continuous counterpart (flagged not exact).
 * Laplace family: one continuous part is the closed form; several parts, or discrete
   Laplace parts, are composed on a lattice of privacy losses — exact on the discrete
   mechanism's own lattice, otherwise a fine discrete Laplace lattice that is slightly
   *pessimistic* (never more private than the mechanism; flagged not exact).
 * Local model: one person's report — K-ary randomized response (its two output pmfs) or
   an additive-noise report whose built randomizer carries its ``noise``.
-* Shuffle, secure aggregation, other randomizers and non-additive mechanisms: no exact
-  curve here; the caller draws the (ε, δ) guarantee (:attr:`ReleaseCurve.available` is
-  False and the notes say why).
+* Other local randomizers (unary encoding, local hashing, Hadamard, count-mean sketch,
+  the sequence-fragment puzzle, Duchi's bit, the local Laplace/Gaussian on their grid):
+  the catalog's curve of the built object
+  (:func:`~dpstudio.engine.tradeoff.curve_for_object`), from its worst-case pair.
+* Secure aggregation (``secagg_gaussian``, ``skellam``): the sum's integer noise, with
+  the shares' σ_c (or the Skellam variance) the engine calibrates and Δ the value grid's
+  steps (:func:`~dpstudio.engine.tradeoff.mechanism_curve`).
+* Selection and model-training mechanisms: the catalog's curve by name (exact for the
+  exponential mechanism).
+* Shuffle protocols, permute-and-flip and model training: only their (ε, δ) is known; the
+  curve is the boundary of that region (:attr:`ReleaseCurve.region_only`, with
+  :attr:`ReleaseCurve.region_note` the sentence to show beside the plot).
 
 :func:`tightest_mu` and :func:`matching_mu` give the Gaussian-DP curve that goes with a
 curve or an (ε, δ) pair.
@@ -46,12 +57,19 @@ from dpstudio.engine.queries import (
 from dpstudio.engine.registry import REGISTRY, MechanismInfo
 from dpstudio.engine.special import ndtr, ndtri
 from dpstudio.engine.tradeoff import (
+    MechanismCurve,
     alpha_grid,
+    compose_pair,
     compose_tradeoff,
+    curve_for_object,
+    curve_mechanisms,
+    epsilon_delta_pair,
     gaussian_epsilon,
     gaussian_tradeoff,
     krr_tradeoff,
     laplace_tradeoff,
+    mechanism_curve,
+    pair_tradeoff,
 )
 
 __all__ = [
@@ -112,6 +130,12 @@ class ReleaseCurve:
         independent Laplace(``part_epsilon``) statistics).
     notes : tuple of str
         What the curve is, in the analysis view's words.
+    region_only : bool
+        True when only the release's (ε, δ) is known and ``beta`` is the boundary of that
+        region (then ``exact`` is False): shuffle protocols, permute-and-flip, model
+        training.
+    region_note : str or None
+        One sentence saying so, for the plot's caption and the report (None otherwise).
     """
 
     trust_model: str
@@ -129,6 +153,8 @@ class ReleaseCurve:
     part_epsilon: float | None = None
     attack: tuple[str, dict[str, float]] | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    region_only: bool = False
+    region_note: str | None = None
 
     @property
     def available(self) -> bool:
@@ -302,6 +328,9 @@ def _central_additive(spec: QuerySpec, info: MechanismInfo, k: int, a: np.ndarra
     notes: list[str] = []
     if _family(info, spec).family == "gaussian":
         mu, exact = _gaussian_mu(spec, info, parts)
+        steps = _one_step_discrete(spec, info, parts)
+        if steps is not None:
+            return _discrete_gaussian_release(spec, info, k, a, steps)
         if not exact:
             notes.append("discrete Gaussian shown as its continuous counterpart "
                          "(the difference is far below what the plot resolves)")
@@ -331,6 +360,33 @@ def _central_additive(spec: QuerySpec, info: MechanismInfo, k: int, a: np.ndarra
     return ReleaseCurve("central", spec.mechanism, label, a, beta, exact, k, composed,
                         f"{k} releases", composed_exact, None, parts, eps_part, attack,
                         tuple(notes))
+
+
+def _one_step_discrete(spec: QuerySpec, info: MechanismInfo, parts: int) -> float | None:
+    """σ in steps of a discrete Gaussian release whose neighbours move one integer
+    coordinate by one step (a count, a histogram under add-remove), else None."""
+    if info.name != "discrete_gaussian" or parts != 1:
+        return None
+    if spec.query not in ("count", "histogram") or (
+            spec.query == "histogram" and spec.relation == "replace"):
+        return None
+    eps, dlt = float(spec.epsilon), _effective_delta(info, spec)
+    cont = _family(info, spec).continuous_scale(1.0, eps, dlt)
+    return discrete_gaussian_sigma(1, eps, dlt, 1, at_least=cont)
+
+
+def _discrete_gaussian_release(spec: QuerySpec, info: MechanismInfo, k: int, a: np.ndarray,
+                               sigma: float) -> ReleaseCurve:
+    """A one-step discrete Gaussian release: the catalog's exact curve of the σ the
+    engine draws (the simulated attack draws a continuous Gaussian of that σ)."""
+    params = {"sigma": sigma, "sensitivity": 1, "delta": _effective_delta(info, spec)}
+    one = mechanism_curve("discrete_gaussian", params, 1, a)
+    many = mechanism_curve("discrete_gaussian", params, k, a)
+    return ReleaseCurve("central", spec.mechanism, info.label, a, one.curve.beta,
+                        one.curve.exact, k, many.curve.beta, f"{k} releases",
+                        many.curve.exact, None, 1, None, ("gaussian", {"sigma": sigma}),
+                        (f"discrete Gaussian of σ = {sigma:.4g} steps, from its shifted "
+                         "output distributions",))
 
 
 def _accepted_kwargs(fn: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -395,6 +451,76 @@ def _local_report(spec: QuerySpec, info: MechanismInfo, k: int, a: np.ndarray,
     return None
 
 
+def _catalog(trust_model: str, spec: QuerySpec, label: str, one: MechanismCurve,
+             many: MechanismCurve, composed_label: str, a: np.ndarray) -> ReleaseCurve:
+    """A release curve from the catalog's curves of one release and of k of them."""
+    if one.curve.alpha.shape != a.shape or not np.array_equal(one.curve.alpha, a):
+        raise ParameterError("the catalog's curve is not on the requested type I errors")
+    notes = tuple(n for n in (one.curve.note,) if n and not one.region_only)
+    return ReleaseCurve(
+        trust_model, spec.mechanism, label, a, one.curve.beta, one.curve.exact,
+        many.compositions, many.curve.beta, composed_label, many.curve.exact,
+        notes=notes, region_only=one.region_only, region_note=one.region_note or None)
+
+
+def _local_catalog(spec: QuerySpec, info: MechanismInfo, k: int, a: np.ndarray,
+                   obj: Any) -> ReleaseCurve | None:
+    """One person's report from the catalog's curve of the built randomizer (its own ε,
+    cells, hash range, split of ε or grid noise); None for an object it does not know."""
+    one = curve_for_object(obj, 1, a)
+    if one is None:
+        return None
+    many = curve_for_object(obj, k, a)
+    return _catalog("local", spec, f"{info.label}: one report", one, many, f"{k} reports", a)
+
+
+def _region_curve(spec: QuerySpec, info: MechanismInfo, k: int, a: np.ndarray
+                  ) -> ReleaseCurve:
+    """The (ε, δ) region of a shuffled local randomizer (amplification bound only)."""
+    eps, d = float(spec.epsilon), float(spec.delta)
+    note = (f"Only the (ε, δ) guarantee of {info.label} after shuffling is known (from a "
+            f"shuffle amplification bound): the curve is the boundary of the ({eps:g}, {d:g}) "
+            "region, not the protocol's own curve, which lies above it.")
+    one = pair_tradeoff(epsilon_delta_pair(eps, d), a)
+    many = pair_tradeoff(compose_pair(epsilon_delta_pair(eps, d), k), a) if k > 1 else one
+    return ReleaseCurve("shuffle", spec.mechanism, f"{info.label}: ({eps:g}, {d:g}) region",
+                        a, one.beta, False, k, many.beta, f"{k} releases", False,
+                        region_only=True, region_note=note)
+
+
+def _secure_sum_params(spec: QuerySpec, info: MechanismInfo, clients: int | None
+                       ) -> tuple[dict[str, Any], str]:
+    """The curve parameters of a secure-aggregation release: the sum's noise as the
+    engine plans it (Δ = the value grid's steps; σ_c or the Skellam variance for the
+    honest clients sure to survive, or calibrated for one client when n is not known)."""
+    obj = info.build(**info.resolve(spec.mechanism_params()))
+    sens = int(obj.precision)
+    if clients is None:
+        return ({"epsilon": obj.epsilon, "delta": obj.delta, "clients": 1,
+                 "sensitivity": sens},
+                "the shares are calibrated so that the honest survivors' sum meets (ε, δ); "
+                "shown for one honest client's share (more clients give the sum nearly the "
+                "same curve)")
+    noise = obj.plan_noise(int(clients)).noise
+    params: dict[str, Any] = {"delta": obj.delta, "clients": noise.planned_clients,
+                              "sensitivity": sens}
+    if noise.family == "skellam":
+        params["variance"] = noise.per_client * noise.planned_clients
+    else:
+        params["sigma"] = noise.per_client
+    return params, (f"the noise of the {noise.planned_clients:,} honest clients sure to "
+                    f"survive, out of {int(clients):,}")
+
+
+def _catalog_params(spec: QuerySpec, info: MechanismInfo) -> dict[str, Any]:
+    """ε (and δ where the catalog's curve takes it) of a release, by name."""
+    resolved = info.resolve(spec.mechanism_params())
+    params: dict[str, Any] = {"epsilon": float(resolved.get("epsilon", spec.epsilon))}
+    if "delta" in resolved:
+        params["delta"] = float(resolved["delta"])
+    return params
+
+
 #: What the curve describes in each trust model but the central one (the notes shown).
 _MODEL_NOTES = {
     "local": "local model: neighbours differ in one person's value; the curve is what the "
@@ -418,14 +544,19 @@ def _check_k(k: Any) -> int:
 
 
 def release_tradeoff(spec: QuerySpec, trust_model: str = "central", k: int = 1,
-                     alpha: np.ndarray | None = None, randomizer: Any = None) -> ReleaseCurve:
+                     alpha: np.ndarray | None = None, randomizer: Any = None,
+                     clients: int | None = None) -> ReleaseCurve:
     """The exact trade-off curve of one release of ``spec``, and of k of them.
 
     Central additive releases (Laplace and Gaussian families, continuous or discrete)
     compose the curves of all their noisy statistics (:func:`release_parts`), each with
     ε/parts. In the local model the curve is one person's report (neighbours differ in
-    that person's value). Shuffle, secure aggregation, other randomizers and
-    non-additive mechanisms have no exact curve here: the result is then not
+    that person's value), from the built randomizer. Secure aggregation draws the sum's
+    integer noise as the engine plans it; selection and model mechanisms take the
+    catalog's curve (:func:`~dpstudio.engine.tradeoff.mechanism_curve`). Where only the
+    (ε, δ) is known (shuffle protocols, permute-and-flip, model training) the curve is
+    the region's boundary and :attr:`~ReleaseCurve.region_only` is True. A mechanism the
+    catalog does not know has no curve: the result is not
     :attr:`~ReleaseCurve.available` and its notes say so.
 
     Parameters
@@ -444,6 +575,10 @@ def release_tradeoff(spec: QuerySpec, trust_model: str = "central", k: int = 1,
         Local model: the built randomizer of the release (as its ``k``, ``p``, ``q``,
         ``epsilon`` or ``noise`` describe it). Default: built from ``spec`` as a local
         release builds it (the declared cells plus the "other or missing" one).
+    clients : int, optional
+        Secure aggregation: the release's number of clients n, for the noise the engine
+        plans (for the honest clients sure to survive). Default: the shares calibrated
+        for one honest client (the sum's curve barely depends on n).
 
     Returns
     -------
@@ -461,12 +596,32 @@ def release_tradeoff(spec: QuerySpec, trust_model: str = "central", k: int = 1,
     a = DEFAULT_ALPHA if alpha is None else np.asarray(alpha, dtype=np.float64)
     info = REGISTRY.get(spec.mechanism)
     curve: ReleaseCurve | None = None
+    extra: list[str] = []
     if trust_model == "central" and info.kind == "additive":
         curve = _central_additive(spec, info, kk, a)
     elif trust_model == "local":
         obj = randomizer if randomizer is not None else _local_randomizer(spec, info)
-        curve = _local_report(spec, info, kk, a, obj)
+        curve = _local_report(spec, info, kk, a, obj) or _local_catalog(spec, info, kk, a,
+                                                                        obj)
+    elif trust_model == "distributed" and info.name in ("secagg_gaussian", "skellam"):
+        params, why = _secure_sum_params(spec, info, clients)
+        extra.append(why)
+        curve = _catalog(trust_model, spec, info.label, mechanism_curve(info.name, params, 1, a),
+                         mechanism_curve(info.name, params, kk, a), f"{kk} releases", a)
+    elif trust_model == "shuffle" and info.name in curve_mechanisms() and (
+            info.kind == "randomizer" and "shuffle" in info.trust_models):
+        curve = _catalog(trust_model, spec, info.label,
+                         mechanism_curve(info.name, _catalog_params(spec, info), 1, a),
+                         mechanism_curve(info.name, _catalog_params(spec, info), kk, a),
+                         f"{kk} releases", a)
+    elif trust_model == "shuffle" and info.kind == "randomizer":
+        curve = _region_curve(spec, info, kk, a)  # a local randomizer, amplified
+    elif trust_model == "central" and info.name in curve_mechanisms():
+        params = _catalog_params(spec, info)
+        curve = _catalog(trust_model, spec, info.label, mechanism_curve(info.name, params, 1, a),
+                         mechanism_curve(info.name, params, kk, a), f"{kk} releases", a)
     notes = list(curve.notes) if curve is not None else []
+    notes.extend(extra)
     if trust_model in _MODEL_NOTES:
         notes.append(_MODEL_NOTES[trust_model])
     if curve is None:

@@ -1,12 +1,14 @@
 """The report's trade-off figure: its first curve, that curve's label, and the caption.
 
-The first curve is the engine's own exact curve wherever the engine has one
+The first curve is the engine's own curve wherever the engine has one
 (:func:`~dpstudio.engine.release_curve.release_tradeoff`): for a central release, every
 noisy statistic of it composed ("this release (…)"); in the local model, one person's
 report, its randomizer built as the release builds it (a K-ary randomized response counts
-the "other or missing" cell). Elsewhere — model releases, selection mechanisms, other
-randomizers — it is the (ε, δ) bound. The report never re-derives a curve. No Qt here:
-:mod:`dpstudio.export.report` draws the curves.
+the "other or missing" cell); under secure aggregation, the noisy sum's. Where only the
+release's (ε, δ) is known — shuffle protocols, permute-and-flip, model training — it is
+the boundary of that region, labelled "(ε, δ) region", and the caption says so in one
+sentence. The report never re-derives a curve. No Qt here: :mod:`dpstudio.export.report`
+draws the curves.
 """
 
 from __future__ import annotations
@@ -42,8 +44,9 @@ def release_curve(inp: ReportInput, alpha: np.ndarray) -> ReleaseCurve | None:
     -------
     ReleaseCurve or None
         All of the release's noisy statistics composed (one person's report in the local
-        model); None for a model release or where the engine has no exact curve
-        (selection mechanisms…): the report then draws the (ε, δ) bound.
+        model); its (ε, δ) region where only that is known (``region_only``); None for a
+        model release or where the engine has no curve: the report then draws the
+        (ε, δ) bound.
     """
     if is_model(inp.public):
         return None
@@ -51,8 +54,13 @@ def release_curve(inp: ReportInput, alpha: np.ndarray) -> ReleaseCurve | None:
     return curve if curve.available else None
 
 
-def local_tradeoff_curve(spec: QuerySpec, epsilon: float, delta: float, alpha: np.ndarray
-                         ) -> tuple[np.ndarray, bool]:
+def _region_sentence(curve: ReleaseCurve | None) -> str:
+    """The curve's region note with a leading space, or "" for the release's own curve."""
+    return f" {curve.region_note}" if curve is not None and curve.region_only else ""
+
+
+def local_tradeoff_curve(spec: QuerySpec, epsilon: float, delta: float, alpha: np.ndarray,
+                         trust_model: str = "local") -> tuple[np.ndarray, bool]:
     """The trade-off curve of one person's report in the local model.
 
     Parameters
@@ -63,6 +71,8 @@ def local_tradeoff_curve(spec: QuerySpec, epsilon: float, delta: float, alpha: n
         The guarantee the randomizer satisfies, drawn where the engine has no exact curve.
     alpha : numpy.ndarray
         Type I errors at which to evaluate the curve.
+    trust_model : str, optional
+        ``"local"`` (default), ``"shuffle"`` or ``"distributed"``.
 
     Returns
     -------
@@ -73,7 +83,7 @@ def local_tradeoff_curve(spec: QuerySpec, epsilon: float, delta: float, alpha: n
     exact : bool
         Whether ``beta`` is the randomizer's exact curve.
     """
-    curve = release_tradeoff(spec, "local", alpha=alpha)
+    curve = release_tradeoff(spec, trust_model, alpha=alpha)
     if curve.available:
         return curve.beta, curve.exact
     return epsilon_delta_tradeoff(epsilon, delta, alpha).beta, False
@@ -92,14 +102,26 @@ def local_first_curve(inp: ReportInput, alpha: np.ndarray) -> tuple[str, np.ndar
     Returns
     -------
     label : str
-        ``"one person's report (<mechanism>, exact|(ε, δ) bound): ε = …, δ = …"``.
+        ``"one person's report (<mechanism>, exact|(ε, δ) bound): ε = …, δ = …"``; for a
+        shuffle or secure-aggregation release ``"this release (…)"``, or ``"(ε, δ) region
+        (<mechanism>): …"`` where only the region is known.
     beta : numpy.ndarray
         The curve (:func:`local_tradeoff_curve`).
     """
+    guarantee = f"ε = {inp.epsilon:g}, δ = {inp.delta:g}"
+    if not _per_report(inp):  # shuffle, secure aggregation: what the analyst sees
+        own = release_curve(inp, alpha)
+        if own is None:
+            return (f"this release: {guarantee}",
+                    epsilon_delta_tradeoff(inp.epsilon, inp.delta, alpha).beta)
+        if own.region_only:
+            return f"(ε, δ) region ({inp.spec.mechanism}): {guarantee}", own.beta
+        return (f"this release ({own.label}" + (", exact" if own.exact else ", approximate")
+                + f"): {guarantee}", own.beta)
     beta, exact_curve = local_tradeoff_curve(inp.spec, inp.epsilon, inp.delta, alpha)
     return (f"one person's report ({inp.spec.mechanism}"
             + (", exact" if exact_curve else ", (ε, δ) bound")
-            + f"): ε = {inp.epsilon:g}, δ = {inp.delta:g}", beta)
+            + f"): {guarantee}", beta)
 
 
 def own_first_curve(inp: ReportInput, alpha: np.ndarray) -> tuple[str, np.ndarray]:
@@ -116,7 +138,8 @@ def own_first_curve(inp: ReportInput, alpha: np.ndarray) -> tuple[str, np.ndarra
     -------
     label : str
         ``"this release (<curve label>, exact|approximate): ε = …, δ = …"`` where the
-        engine has the release's curve (:func:`release_curve`), else
+        engine has the release's curve (:func:`release_curve`), ``"(ε, δ) region
+        (<mechanism>): …"`` where only its region is known, else
         ``"this release: ε = …, δ = …"``.
     beta : numpy.ndarray
         The engine's curve, else the (ε, δ) bound.
@@ -125,6 +148,9 @@ def own_first_curve(inp: ReportInput, alpha: np.ndarray) -> tuple[str, np.ndarra
     if own is None:
         return (f"this release: ε = {inp.epsilon:g}, δ = {inp.delta:g}",
                 epsilon_delta_tradeoff(inp.epsilon, inp.delta, alpha).beta)
+    if own.region_only:
+        return (f"(ε, δ) region ({inp.spec.mechanism}): ε = {inp.epsilon:g}, "
+                f"δ = {inp.delta:g}", own.beta)
     return (f"this release ({own.label}" + (", exact" if own.exact else ", approximate")
             + f"): ε = {inp.epsilon:g}, δ = {inp.delta:g}", own.beta)
 
@@ -135,12 +161,21 @@ def local_tradeoff_caption(inp: ReportInput) -> str:
     Parameters
     ----------
     inp : ReportInput
-        The local release (the caption is the same for all of them).
+        The local release (the caption is the same for all of them); a shuffle or
+        secure-aggregation release is read the same way, and where only its (ε, δ) region
+        is known the caption is that sentence (the region note).
 
     Returns
     -------
     str
     """
+    if not _per_report(inp):
+        own = release_curve(inp, np.array([0.0, 1.0]))
+        if own is not None and own.region_only:
+            return own.region_note + " The shaded region is out of reach."
+        return ("The first curve is what the released result reveals about one person: the "
+                "lowest miss rate any attacker can have at each false-alarm rate. The shaded "
+                "region is out of reach.")
     return ("The first curve is what one person's randomized report reveals about their "
             "value: the lowest miss rate any attacker can have at each false-alarm rate. "
             "The shaded region is out of reach.")
@@ -159,7 +194,12 @@ def own_tradeoff_caption(inp: ReportInput) -> str:
     -------
     str
     """
-    if release_curve(inp, np.array([0.0, 1.0])) is None:
+    own = release_curve(inp, np.array([0.0, 1.0]))
+    if own is not None and own.region_only:
+        return (own.region_note + " The shaded region is out of reach"
+                + (", even for an attacker who combines every release listed below."
+                   if len(inp.history) > 1 else "."))
+    if own is None:
         return ("Each curve is the (ε, δ)-differential-privacy bound: the lowest miss rate "
                 "any attacker can have at each false-alarm rate. The shaded region is out of "
                 "reach, even for an attacker who combines every release listed below.")
@@ -170,3 +210,12 @@ def own_tradeoff_caption(inp: ReportInput) -> str:
                "listed below together. The shaded region is out of reach, even for an "
                "attacker who combines them." if len(inp.history) > 1 else
                " The shaded region is out of reach."))
+
+
+def _per_report(inp: ReportInput) -> bool:
+    """Whether the release's guarantee is of each person's own report (the local model:
+    the collector receives every randomized report, its ``records``), rather than of
+    what the analyst sees of all of them."""
+    from dpstudio.analysis.capabilities import capability
+
+    return "records" in capability(inp.trust_model).options

@@ -5,7 +5,9 @@ detection): the release's exact curve, random guessing and the curve after k rel
 the three a stakeholder needs, with a plain-language caption always under the plot. The
 "Details" toggle adds the region ruled out by the (ε, δ) guarantee (shaded), the
 Gaussian-DP curve (dashed) and simulated likelihood-ratio attacks with their
-Clopper–Pearson boxes.
+Clopper–Pearson boxes. Where only the release's (ε, δ) is known (shuffle protocols,
+permute-and-flip), its curve is that region's boundary: the legend calls it "(ε, δ)
+region" and the caption says so in one more sentence.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ BOUND_PEN = "#c2410c"
 GDP_COLOUR = "#3f3f46"
 COMPOSED_COLOUR = "#7c3aed"
 ATTACK_COLOUR = "#111827"
+#: Legend of the release's curve when it is only the boundary of its (ε, δ) region
+#: (followed by the guarantee: "(ε, δ) region: ε = 1, δ = 1e-6").
+REGION_LEGEND = "(ε, δ) region"
 #: Roles shown only with "Details" on (the release, guessing and k releases always are).
 DETAIL_ROLES = ("bound", "gdp", "attack")
 DETAILS_TOOLTIP = ("Show the region the (ε, δ) guarantee rules out, the Gaussian-DP curve and "
@@ -103,6 +108,7 @@ class TradeoffPlot(pg.PlotWidget):
         self._legend_roles: tuple[tuple[str, str], ...] = ()
         self._legend_labels: dict[str, str] = {}
         self._primary_role = "mechanism"
+        self._region_note: str | None = None
         self.caption = PlotCaption(self, TRADEOFF_CAPTION)
         self.details = QToolButton(self)
         self.details.setText("Details")
@@ -128,6 +134,8 @@ class TradeoffPlot(pg.PlotWidget):
 
     def clear_data(self, message: str = HINT) -> None:
         self.result = None
+        self._region_note = None
+        self.caption.set_text(TRADEOFF_CAPTION)
         self._curves.clear()
         self._labels.clear()
         self._attack = None
@@ -173,8 +181,9 @@ class TradeoffPlot(pg.PlotWidget):
         self.legend.addItem(item, text)
         full = uncut_names(self._labels.get(role, ""))
         tips = {
-            "mechanism": f"This release ({full}): the fewest misses an attacker can have at "
-                         "each rate of false alarms",
+            "mechanism": (f"{self._region_note} ({full})" if self._region_note else
+                          f"This release ({full}): the fewest misses an attacker can have at "
+                          "each rate of false alarms"),
             "composed": f"After {full}: what an attacker who sees them all can do",
             "bound": (f"This release: an attacker can do at most what {full} allows (no "
                       "exact curve of its own here, so its (ε, δ) guarantee stands for it)"
@@ -276,8 +285,13 @@ class TradeoffPlot(pg.PlotWidget):
         legend = {"bound": (f"this release: bound at {guarantee}"
                             if self._primary_role == "bound"
                             else f"ruled out by {guarantee}")}
+        # Only the (ε, δ) region known: named so, and the caption says it in a sentence.
+        self._region_note = getattr(result, "region_note", None) or None
+        self.caption.set_text(TRADEOFF_CAPTION + (f" {self._region_note}"
+                                                  if self._region_note else ""))
         if result.mechanism is not None:
-            legend["mechanism"] = "this release: " + _short_label(result.mechanism.label)
+            legend["mechanism"] = (f"{REGION_LEGEND}: {guarantee}" if self._region_note else
+                                   "this release: " + _short_label(result.mechanism.label))
         if result.composed is not None:
             legend["composed"] = "after " + _short_label(result.composed.label)
         if result.gdp is not None:

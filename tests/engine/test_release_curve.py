@@ -291,21 +291,26 @@ def test_local_gaussian_report_mu_is_sensitivity_over_sigma():
     assert np.allclose(curve.composed_beta, norm.cdf(norm.ppf(1 - A) - 2 * mu), atol=1e-12)
 
 
-# ----------------------------------------------------------------- no exact curve
+# ------------------------------------------- every trust model: own curve or (ε, δ) region
 
 
-@pytest.mark.parametrize(("spec", "trust_model", "note"), [
-    (QuerySpec("median", "exponential", 1.0, bounds=(0.0, 10.0)), "central", None),
-    (QuerySpec("mean", "cloak", 1.0, 1e-6, bounds=(0.0, 5.0)), "shuffle", "shuffle model"),
+@pytest.mark.parametrize(("spec", "trust_model", "note", "region"), [
+    (QuerySpec("median", "exponential", 1.0, bounds=(0.0, 10.0)), "central", None, False),
+    (QuerySpec("median", "permute_and_flip", 1.0, bounds=(0.0, 10.0)), "central", None, True),
+    (QuerySpec("mean", "cloak", 1.0, 1e-6, bounds=(0.0, 5.0)), "shuffle", "shuffle model",
+     True),
     (QuerySpec("sum", "skellam", 1.0, 1e-6, bounds=(0.0, 5.0)), "distributed",
-     "secure aggregation"),
-    (QuerySpec("histogram", "oue", 1.0, categories=("a", "b", "c")), "local", "local model"),
+     "secure aggregation", False),
+    (QuerySpec("histogram", "oue", 1.0, categories=("a", "b", "c")), "local", "local model",
+     False),
 ])
-def test_no_exact_curve_where_only_the_guarantee_is_known(spec, trust_model, note):
+def test_every_release_has_a_curve_or_says_it_is_the_region(spec, trust_model, note, region):
+    # Once "no exact curve" for these; now the catalog's (issue 14), the region flagged.
     curve = release_tradeoff(spec, trust_model, k=2)
-    assert not curve.available and curve.beta is None and curve.composed_beta is None
-    assert curve.notes[-1].startswith("no exact curve for")
-    assert note is None or curve.notes[0].startswith(note)
+    assert curve.available and curve.composed_beta is not None
+    assert curve.region_only is region and (curve.region_note is not None) is region
+    assert not (region and curve.exact)
+    assert note is None or any(n.startswith(note) for n in curve.notes)
 
 
 def test_bad_number_of_releases():

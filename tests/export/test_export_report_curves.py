@@ -18,7 +18,12 @@ from dpstudio.analysis import AnalysisSpec, run
 from dpstudio.engine.queries import QuerySpec, release
 from dpstudio.engine.release_curve import release_tradeoff
 from dpstudio.engine.rng import SecureSource
-from dpstudio.engine.tradeoff import alpha_grid, epsilon_delta_tradeoff, krr_tradeoff
+from dpstudio.engine.tradeoff import (
+    alpha_grid,
+    epsilon_delta_tradeoff,
+    krr_tradeoff,
+    mechanism_curve,
+)
 from dpstudio.export import public_result
 from dpstudio.export.report import ReportInput, render_report, report_images
 
@@ -110,13 +115,16 @@ def test_a_gaussian_count_draws_g_mu_of_its_released_noise(qapp, drawn):
     assert label.startswith("this release (Gaussian, exact)")
 
 
-def test_a_mechanism_without_a_curve_draws_its_epsilon_delta_bound(qapp, drawn):
+def test_the_exponential_mechanism_draws_its_own_curve_not_the_bound(qapp, drawn):
+    # Once drawn as its ε bound; its catalog curve (issue 14) is exact and lies above it.
     spec = QuerySpec("median", "exponential", 1.0, bounds=(18.0, 90.0), column="age")
     report_images(_input(spec, _central(spec, AGES)))
     label, alpha, beta = drawn[0][0]
-    assert label == "this release: ε = 1, δ = 0"
-    np.testing.assert_allclose(beta, epsilon_delta_tradeoff(1.0, 0.0, alpha).beta,
-                               atol=1e-12)
+    assert label == "this release (Exponential mechanism, exact): ε = 1, δ = 0"
+    np.testing.assert_allclose(beta, mechanism_curve("exponential", {"epsilon": 1.0}, 1,
+                                                     alpha).curve.beta, atol=1e-12)
+    assert np.all(beta >= epsilon_delta_tradeoff(1.0, 0.0, alpha).beta - 1e-12)
+    assert np.any(beta > epsilon_delta_tradeoff(1.0, 0.0, alpha).beta + 1e-3)
 
 
 def test_the_caption_says_the_first_curve_is_the_releases_own(qapp):

@@ -189,10 +189,11 @@ def test_exported_plots_draw_their_whole_legend_in_every_trust_model(qtbot, wind
         assert f"{trust} model" in caption and "ε = 20" in caption
         if name == "tradeoff_plot":
             shown = [drawn for _t, drawn, _r, _b in seen["drawn"]]
-            assert shown[0].startswith("this release") and shown[1] == "random guessing"
-            assert shown[2].startswith("after 10 ")
-            if trust in ("shuffle", "distributed"):
-                assert shown[0] == "this release: bound at ε = 20, δ = 1e-6"
+            assert shown[1] == "random guessing" and shown[2].startswith("after 10 ")
+            if trust == "shuffle":  # only its (ε, δ) is known: named so (issue 14)
+                assert shown[0] == "(ε, δ) region: ε = 20, δ = 1e-6"
+            else:
+                assert shown[0].startswith("this release")
         for text, drawn, rect, box in seen["drawn"]:
             assert drawn == text and "…" not in drawn, (name, trust, text, drawn)
             assert box.adjusted(-0.5, -0.5, 0.5, 0.5).contains(rect), (name, text, rect, box)

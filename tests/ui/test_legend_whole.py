@@ -70,13 +70,14 @@ def test_legends_are_whole_in_every_trust_model(qtbot, window, column, query, mo
             entries = tradeoff_entries(trade)
             # The three a stakeholder needs, by default: this release, guessing, k.
             assert len(entries) == 3, (trust, entries)
-            assert entries[0].startswith("this release"), (trust, entries)
             assert entries[1] == "random guessing"
             assert entries[2].startswith("after 10 "), (trust, entries)
-            if trust in ("shuffle", "distributed"):  # no exact curve: its guarantee
-                assert entries[0] == "this release: bound at ε = 20, δ = 1e-6"
+            if trust == "shuffle":  # only its (ε, δ) is known: the region, named so
+                assert entries[0] == "(ε, δ) region: ε = 20, δ = 1e-6"
                 tip = trade.legend.items[0][1].toolTip()
-                assert "at most what ε = 20, δ = 1e-06 allows" in tip
+                assert "Only the (ε, δ) guarantee" in tip
+            else:
+                assert entries[0].startswith("this release"), (trust, entries)
             assert cut_entries(trade) == [], (query, trust)
             assert cut_entries(window.utility_plot) == [], (query, trust)
     finally:
@@ -95,7 +96,7 @@ def test_a_narrow_plot_wraps_the_entry_instead_of_cutting_it(qtbot, window):
         _choose(qtbot, window, "age", "Mean", "shuffle")
         trade = window.tradeoff_plot
         label = trade.legend.items[0][1]
-        assert label.item.toPlainText() == "this release: bound at ε = 20, δ = 1e-6"
+        assert label.item.toPlainText() == "(ε, δ) region: ε = 20, δ = 1e-6"
         one_line = trade.legend.items[1][1].item.boundingRect().height()
         assert label.item.boundingRect().height() > 1.5 * one_line  # wrapped
         assert cut_entries(trade) == []
