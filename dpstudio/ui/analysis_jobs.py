@@ -94,6 +94,13 @@ class Analysis(QObject):
         self._dataset_later.setSingleShot(True)
         self._dataset_later.setInterval(0)
         self._dataset_later.timeout.connect(self._submit_all)
+        # A folder's pass done: what it unlocks is submitted on the next turn, once the
+        # runner has said the pass ended (a job submitted under the same key from inside
+        # its finished signal would be marked idle by that very signal).
+        self._folder_later = QTimer(self)
+        self._folder_later.setSingleShot(True)
+        self._folder_later.setInterval(0)
+        self._folder_later.timeout.connect(self._after_folder)
         session.changed.connect(self._on_changed)
 
     # -- public ----------------------------------------------------------------------
@@ -109,7 +116,11 @@ class Analysis(QObject):
             self.slow.cancel("folder")
             self._submitted["folder"] = None
             self.folder_was_cancelled = True
-            self._cancelled_key = self._shown.get("utility")
+            # The choices on screen (a pass may have started before their curves were
+            # asked for: a local preview's): not computed again until asked or changed.
+            s = self.session.settings()
+            self._cancelled_key = (s.utility_key() if s is not None
+                                   else self._shown.get("utility"))
             self.mc_cancelled.emit()
         if "montecarlo" in self._busy or self._submitted.get("montecarlo") is not None:
             self.slow.cancel("montecarlo")
@@ -126,7 +137,7 @@ class Analysis(QObject):
             if self.folder_was_cancelled or self._sums_for(s) is None:
                 self.folder_was_cancelled = False
                 self._submit_folder(s)
-            else:  # Monte-Carlo on every row: one pass over every file per ε
+            else:  # Monte-Carlo on every row: passes over every file at each ε
                 self._submit_folder_points(s)
             return
         self._submit_points(s, force=True)
@@ -151,6 +162,12 @@ class Analysis(QObject):
         """Whether the session's dataset is a folder (its numbers from all its files)."""
         return is_folder(self.session.dataset)
 
+    def folder_local(self) -> bool:
+        """Whether the folder's analysis is a local randomizer's (its line needs no pass;
+        its preview is one)."""
+        s = self.session.settings()
+        return self.is_folder and s is not None and self._local(s)
+
     def has_folder_sums(self) -> bool:
         """Whether the folder's aggregates for the current choices are in."""
         s = self.session.settings()
@@ -165,7 +182,8 @@ class Analysis(QObject):
     def is_idle(self) -> bool:
         return (not self._busy and not self._fast_later.pending()
                 and not self._utility_later._timer.isActive()
-                and not self._dataset_later.isActive())
+                and not self._dataset_later.isActive()
+                and not self._folder_later.isActive())
 
     def wait_idle(self, timeout_s: float = 30.0) -> bool:
         """Process events until every job has finished (screenshots, tests, benchmarks)."""
@@ -193,6 +211,7 @@ class Analysis(QObject):
         self._fast_later.stop()
         self._utility_later._timer.stop()
         self._dataset_later.stop()
+        self._folder_later.stop()
         self.slow.shutdown()
         self.fast.shutdown()
 
@@ -300,6 +319,9 @@ class Analysis(QObject):
             self._submitted["tradeoff"] = t_key
             self.fast.submit("tradeoff", _tradeoff_job, s)
         p_key = (t_key, self.preview_seed)
+        if self.is_folder and self._local(s):
+            self._submit_local(s)  # the preview is the pass itself: one per ε and draw
+            return
         if self.is_folder:
             sums = self._sums_for(s)
             if sums is not None and self._submitted.get("preview") != p_key:
@@ -318,13 +340,74 @@ class Analysis(QObject):
     def _sums_for(self, s: Choices) -> Any:
         from dpstudio.ui.folder_numbers import sums_key
 
+        if self._local(s):
+            from dpstudio.ui.folder_local import local_key
+
+            return self._folder_sums.get(local_key(s, self.preview_seed))
         return self._folder_sums.get(sums_key(s))
+
+    def _local(self, s: Choices) -> bool:
+        """Whether ``s`` on the folder is a local randomizer's (reports tallied per file)."""
+        from dpstudio.ui.folder_local import is_local_choice
+
+        return is_local_choice(s)
+
+    def _folder_rows(self, s: Choices) -> int | None:
+        """The folder's rows: from its files' metadata, else counted by a pass."""
+        rows = getattr(self.session.dataset, "total_rows", None)
+        if rows is None:
+            runs = [r for r in self._folder_sums.values() if hasattr(r, "preview")]
+            rows = runs[-1].n if runs else None
+        return rows
+
+    def _submit_local_lines(self, s: Choices) -> None:
+        """The local line at n, once per choice (not again at every ε: the Monte-Carlo
+        points drawn over it stay)."""
+        from dpstudio.ui.folder_local import local_utility
+
+        key = s.utility_key()
+        rows = self._folder_rows(s)
+        if rows is None or self._shown.get("lines") == key:
+            return  # the rows are counted by the first pass (CSV files), or shown
+        if key in self._lines_cache:
+            self._submitted["lines"] = None
+            self._shown["lines"] = key
+            self.lines_ready.emit(self._lines_cache[key])
+        elif self._submitted.get("lines") != key:
+            self._submitted["lines"] = key
+            self.slow.submit("lines", local_utility, s, rows)
+
+    def _submit_local(self, s: Choices) -> None:
+        """A local analysis of a folder: its analytic line at n (no pass needed where the
+        files' metadata count the rows), and the preview — one simulated release over every
+        row, on the engine of the Execution setting, with progress and Cancel (cached by
+        ε and seed: a change of display reuses it, a new ε or draw is a new pass)."""
+        from dpstudio.ui.folder_local import local_job, local_key
+
+        self._submit_local_lines(s)
+        run_key = local_key(s, self.preview_seed)
+        run = self._folder_sums.get(run_key)
+        if run is not None:
+            if self._submitted.get("preview") != run_key:
+                self._submitted["preview"] = run_key
+                self.preview_ready.emit(run.preview)
+            return
+        if self.folder_was_cancelled or self._submitted.get("folder") == run_key:
+            return  # cancelled: computed again only when asked (Simulate / a new choice)
+        dataset = self.session.dataset
+        self._submitted["folder"] = run_key
+        self.slow.submit("folder", local_job, s, dataset.files, self.session.spec,
+                         self.engine, self.scheduler,
+                         bool(dataset.frame.attrs.get("header", True)), self.preview_seed)
 
     def _submit_folder(self, s: Choices) -> None:
         """The folder's exact aggregates for ``s`` (cached): one pass over every file, on
         the engine of the Execution setting, with progress and Cancel; then the lines."""
         from dpstudio.ui.folder_numbers import folder_utility, sums_job, sums_key
 
+        if self._local(s):
+            self._submit_local(s)
+            return
         key = s.utility_key()
         sums = self._sums_for(s)
         if sums is not None:
@@ -344,12 +427,14 @@ class Analysis(QObject):
                          bool(dataset.frame.attrs.get("header", True)))
 
     def _submit_folder_points(self, s: Choices) -> None:
+        from dpstudio.ui.folder_local import local_montecarlo
         from dpstudio.ui.folder_numbers import folder_montecarlo
 
         dataset = self.session.dataset
         self.mc_was_cancelled = False
         self._submitted["montecarlo"] = s.utility_key()
-        self.slow.submit("montecarlo", folder_montecarlo, s, dataset.files, self.session.spec,
+        job = local_montecarlo if self._local(s) else folder_montecarlo
+        self.slow.submit("montecarlo", job, s, dataset.files, self.session.spec,
                          self.engine, self.scheduler,
                          bool(dataset.frame.attrs.get("header", True)))
 
@@ -358,8 +443,14 @@ class Analysis(QObject):
         self._folder_sums[sums.key] = sums
         self.execution = sums.execution
         self.execution_changed.emit(sums.execution)
+        self._folder_later.start()
+
+    def _after_folder(self) -> None:
         s = self.session.settings()
         if s is None or self._closed or not self.is_folder:
+            return
+        if self._local(s):
+            self._submit_local(s)
             return
         self._submit_folder(s)
         self._submit_fast()
@@ -373,6 +464,7 @@ class Analysis(QObject):
             self._lines_cache[result.key] = result
             self._submitted["lines"] = None
             if result.key == self._shown.get("utility"):
+                self._shown["lines"] = result.key
                 self.lines_ready.emit(result)
         elif key == "montecarlo":
             self._points_cache[result.key] = result

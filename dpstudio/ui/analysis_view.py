@@ -49,6 +49,9 @@ SIMULATE_FOLDER = "Simulate on the data (slow)"
 #: The strip's sentence once a folder's numbers are in.
 FOLDER_READY = ("Analytic error from the exact aggregates of every row; Monte-Carlo on the "
                 "data only when asked.")
+#: The same under the local model: the line needs only n; the preview was one pass.
+FOLDER_LOCAL_READY = ("Analytic error at n = the folder's rows; the preview randomized every "
+                      "row; Monte-Carlo on the data only when asked.")
 
 #: What a plot says while a new dataset's curves are computed (its mark spins meanwhile).
 COMPUTING = "Computing the curves for this dataset…"
@@ -238,8 +241,10 @@ class AnalysisView(QWidget):
         if key in ("montecarlo", "folder"):
             if busy:
                 self.progress_bar.setValue(0)
-                self.progress_text.setText("Monte-Carlo simulation…" if key == "montecarlo"
-                                           else "Summing the folder's files…")
+                self.progress_text.setText(
+                    "Monte-Carlo simulation…" if key == "montecarlo"
+                    else "Randomizing every row of the folder's files…"
+                    if self.analysis.folder_local() else "Summing the folder's files…")
                 self._set_progress_visible(True)
             elif not (self.analysis.mc_was_cancelled or self.analysis.folder_was_cancelled):
                 self._set_progress_visible(False)
@@ -260,7 +265,8 @@ class AnalysisView(QWidget):
         """A folder whose sums are in: the strip offers the Monte-Carlo on every row."""
         if (self.analysis.has_folder_sums()
                 and not self.analysis.busy() & {"folder", "montecarlo"}):
-            self.progress_text.setText(FOLDER_READY)
+            self.progress_text.setText(FOLDER_LOCAL_READY if self.analysis.folder_local()
+                                       else FOLDER_READY)
             self._show_simulate(SIMULATE_FOLDER)
 
     def _show_simulate(self, text: str) -> None:
@@ -273,9 +279,13 @@ class AnalysisView(QWidget):
     def _mc_cancelled(self) -> None:
         if self.analysis.folder_was_cancelled:
             self._show_simulate("Compute again")
-            self.progress_text.setText("Cancelled: the folder's sums were stopped on every "
-                                       "worker; nothing is shown.")
-            self.utility_plot.clear_data("Cancelled")
+            if self.analysis.folder_local():  # the line needs no pass: it stays
+                self.progress_text.setText("Cancelled: the simulated release over the "
+                                           "folder's files was stopped on every worker.")
+            else:
+                self.progress_text.setText("Cancelled: the folder's sums were stopped on "
+                                           "every worker; nothing is shown.")
+                self.utility_plot.clear_data("Cancelled")
             self.result_panel.clear_data("Cancelled")
             return
         self.progress_strip.setVisible(True)

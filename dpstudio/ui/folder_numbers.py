@@ -49,6 +49,9 @@ __all__ = ["FolderSums", "describe_execution", "folder_montecarlo", "folder_prev
 FOLDER_MC_EPSILONS = MC_EPSILONS[::4]
 #: Simulated releases per ε drawn from one pass's aggregates.
 FOLDER_MC_REPS = 200
+#: What a partition returns for the trust models the application analyses on a folder:
+#: the central model's exact sums, a local randomizer's tallies.
+FOLDER_KINDS = ("sums", "reports")
 #: Queries whose aggregates are counts that do not depend on ε (cells, ranks).
 _COUNTED = ("histogram", "quantile", "median")
 
@@ -91,9 +94,9 @@ def folder_refusal(s: Choices) -> str | None:
     if refused is not None:  # the execution layer's sentence, without its CLI advice
         return refused.split(";")[0].replace("the dask engine runs",
                                              "on a folder DP Studio runs", 1)
-    if partition_kind(AnalysisSpec(s.trust_model, s.spec())) != "sums":
-        return (f"the application shows a folder's central-model numbers for now, not a "
-                f"{s.trust_model}-model analysis's")
+    if partition_kind(AnalysisSpec(s.trust_model, s.spec())) not in FOLDER_KINDS:
+        return (f"the application shows a folder's central-model and local-model numbers "
+                f"for now, not a {s.trust_model}-model analysis's")
     return None
 
 

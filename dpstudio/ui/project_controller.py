@@ -38,7 +38,9 @@ from dpstudio.project import (
     ReleaseRecord,
     ReleaseSpec,
 )
+from dpstudio.project.release_files import NO_RECORDS
 from dpstudio.ui.budget_figures import budget_figures
+from dpstudio.ui.folder_open import is_folder
 from dpstudio.ui.ledger_view import LedgerData
 from dpstudio.ui.project_dialogs import (
     PROJECT_FILTER,
@@ -510,6 +512,10 @@ class ProjectController(QObject, SpecActions):
         dialog = ReleaseDialog(self._spec, check, project=self.project.path.name,
                                out_dir=self._out, choices=self._choices(), parent=self.window)
         self.release_dialog = dialog
+        if dialog.trust_label is not None and is_folder(self.session.dataset):
+            # A folder's local release keeps no collector's records (the manifest says so
+            # too): the randomized reports never leave their files.
+            dialog.trust_label.setText(f"local model: {NO_RECORDS}")
         if dialog.exec() != QDialog.DialogCode.Accepted or self.project is None:
             return
         v = dialog.values()

@@ -166,7 +166,10 @@ class ResultPanel(QWidget):
             f"<span style='color:{MUTED}'>{model} model · seed {preview.seed}</span>")
         self.header.setToolTip(f"{RESULT_TOOLTIP}\nRandom source: {preview.source}")
         what = QUERY_LABELS.get(preview.query, preview.query)
-        truth = preview.truth if show_truth else None
+        # A truth not known (a folder under the local model, a folder's quantile): none
+        # drawn, no error against it.
+        known = preview.truth is not None and bool(np.any(np.isfinite(preview.truth)))
+        truth = preview.truth if show_truth and known else None
         self._plotted = {"labels": preview.labels, "value": preview.value,
                          "ci_low": preview.ci_low, "ci_high": preview.ci_high,
                          "truth": truth}
