@@ -51,7 +51,7 @@ FOLDER_READY = ("Analytic error from the exact aggregates of every row; Monte-Ca
                 "data only when asked.")
 #: The same under the local model: the line needs only n; the preview was one pass.
 FOLDER_LOCAL_READY = ("Analytic error at n = the folder's rows; the preview randomized every "
-                      "row; Monte-Carlo on the data only when asked.")
+                      "row; Monte-Carlo only when asked.")
 
 #: What a plot says while a new dataset's curves are computed (its mark spins meanwhile).
 COMPUTING = "Computing the curves for this dataset…"
@@ -93,6 +93,8 @@ class AnalysisView(QWidget):
         self.progress_bar.setTextVisible(False)
         self.progress_text = QLabel(self)
         self.progress_text.setStyleSheet(f"color: {MUTED};")
+        # Wrapped, so a long sentence never widens the window past 1400 px.
+        self.progress_text.setWordWrap(True)
         self.cancel_button = QPushButton("Cancel", self)
         self.cancel_button.setToolTip("Stop the Monte-Carlo simulation (analytic curves stay)")
         self.cancel_button.clicked.connect(analysis.cancel_montecarlo)
