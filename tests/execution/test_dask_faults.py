@@ -48,25 +48,7 @@ def _own_threads() -> set[int]:
     return {t.ident for t in threading.enumerate()}
 
 
-def _left_running(before: set[int], wait: float = 5.0) -> list[str]:
-    """Threads started since ``before`` still running after ``wait`` s (distributed's one
-    process-wide offload pool aside), and worker processes still alive."""
-    deadline = time.monotonic() + wait
-    while True:
-        left = [t.name for t in threading.enumerate() if t.ident not in before
-                and not t.name.startswith("Dask-Offload")]
-        left += [f"process {p.pid}" for p in multiprocessing.active_children()]
-        if not left or time.monotonic() > deadline:
-            return left
-        time.sleep(0.05)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def nothing_left_running():
-    """After every test here: no client loop, worker thread or worker process left."""
-    before = _own_threads()
-    yield
-    assert _left_running(before) == []
+pytestmark = pytest.mark.usefixtures("nothing_left_running")
 
 
 @pytest.fixture
@@ -335,20 +317,20 @@ def test_a_cancelled_release_draws_nothing_charges_nothing_and_writes_nothing(
     assert _snapshot(work, project) == before  # nothing charged, no folder, no file
 
 
-def test_an_unreachable_scheduler_leaves_no_client_thread_behind():
+def test_an_unreachable_scheduler_leaves_no_client_thread_behind(left_running):
     before = _own_threads()
     with pytest.raises(ExecutionError, match="cannot reach the Dask scheduler"):
         with dask_cluster("tcp://127.0.0.1:9", timeout=0.3):
             pass
-    assert _left_running(before, wait=1.0) == []
+    assert left_running(before, wait=1.0) == []
 
 
-def test_a_local_cluster_of_processes_is_gone_after_the_block():
+def test_a_local_cluster_of_processes_is_gone_after_the_block(left_running):
     before = _own_threads()
     with dask_cluster(processes=True, n_workers=1, threads_per_worker=1) as cluster:
         assert cluster.client.submit(sum, [2, 3]).result() == 5
         assert multiprocessing.active_children()
-    assert _left_running(before) == []
+    assert left_running(before) == []
 
 
 class _Lost:

@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
-import multiprocessing
 import shutil
-import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -70,23 +67,7 @@ QUERIES = {
 }
 
 
-def _left_running(before: set[int], wait: float = 5.0) -> list[str]:
-    deadline = time.monotonic() + wait
-    while True:
-        left = [t.name for t in threading.enumerate() if t.ident not in before
-                and not t.name.startswith("Dask-Offload")]
-        left += [f"process {p.pid}" for p in multiprocessing.active_children()]
-        if not left or time.monotonic() > deadline:
-            return left
-        time.sleep(0.05)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def nothing_left_running():
-    """No client loop, worker thread or worker process left after these tests."""
-    before = {t.ident for t in threading.enumerate()}
-    yield
-    assert _left_running(before) == []
+pytestmark = pytest.mark.usefixtures("nothing_left_running")
 
 
 @pytest.fixture(scope="module")

@@ -14,10 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-import multiprocessing
 import shutil
-import threading
-import time
 from decimal import Decimal
 from pathlib import Path
 
@@ -50,23 +47,7 @@ LOW, HIGH = 0.0, 80.0  # hours_studied_per_week's declared bounds (the sidecar)
 WAYS = (("folder", "pandas"), ("folder", "dask"), ("one", "pandas"), ("one", "dask"))
 
 
-def _left_running(before: set[int], wait: float = 5.0) -> list[str]:
-    deadline = time.monotonic() + wait
-    while True:
-        left = [t.name for t in threading.enumerate() if t.ident not in before
-                and not t.name.startswith("Dask-Offload")]
-        left += [f"process {p.pid}" for p in multiprocessing.active_children()]
-        if not left or time.monotonic() > deadline:
-            return left
-        time.sleep(0.05)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def nothing_left_running():
-    """No client loop, worker thread or worker process left after these tests."""
-    before = {t.ident for t in threading.enumerate()}
-    yield
-    assert _left_running(before) == []
+pytestmark = pytest.mark.usefixtures("nothing_left_running")
 
 
 @pytest.fixture(scope="module")
