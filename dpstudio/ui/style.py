@@ -149,8 +149,13 @@ def apply_palette(app: QApplication, name: str | Palette = DEFAULT_PALETTE) -> P
     app.setStyle("Fusion")
     app.setPalette(qpalette(palette))
     configure_pyqtgraph()
-    for widget in app.allWidgets():
-        if isinstance(widget, pg.PlotWidget):
+    # The plots of live windows only: QApplication.allWidgets() also hands back widgets a
+    # finished window is still tearing down, and wrapping one of those can crash.
+    for top in app.topLevelWidgets():
+        plots = top.findChildren(pg.PlotWidget)
+        if isinstance(top, pg.PlotWidget):
+            plots.append(top)
+        for widget in plots:
             apply_plot_palette(widget, palette)
     return palette
 
