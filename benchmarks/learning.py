@@ -89,8 +89,10 @@ def dpsgd_epoch(name: str, X, y) -> dict:
     q = BATCH / X.shape[0]
     steps = steps_for_epochs(1.0, q)
     start = time.perf_counter()
+    # B declared (the synthetic row count is public here): a release never divides by a
+    # q·n read off the data (n is private under add/remove).
     plan = plan_dpsgd(model.dimension, q, steps, CLIP, DELTA, epsilon=EPSILON,
-                      learning_rate=LR)
+                      learning_rate=LR, expected_batch=BATCH)
     planning = time.perf_counter() - start
     sim = best_time(lambda: simulate_dpsgd(model, X, y, plan, SimulationSource(0)))
     rel = best_time(lambda: release_dpsgd(model, X, y, plan, SecureSource()))
@@ -104,7 +106,8 @@ def fedavg(X, y) -> dict:
     model = make_model("logistic", X.shape[1], LAM)
     sites = split_sites(y, 10, None, seed=0)
     kw = {"epsilon": EPSILON, "delta": DELTA, "rounds": 50, "local_steps": 5, "lr": LR,
-          "batch_size": BATCH}
+          # batch_size: the declared per-site expected batch B, the public divisor
+          "batch_size": BATCH, "batch_rate": BATCH / (X.shape[0] / 10)}
     sim = best_time(lambda: train_federated(X, y, sites, model, "secagg",
                                             rng=np.random.default_rng(0), **kw))
     rel = best_time(lambda: train_federated(X, y, sites, model, "secagg",

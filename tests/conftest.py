@@ -8,6 +8,12 @@ import time
 
 import pytest
 
+# scipy.stats imported once here, on the main thread, before any worker thread: its first
+# import from a UI worker, through pytest's assertion-rewriting import hook, stalled a UI
+# test for minutes (stack in _clone_window ← fmt21_delta, in a worker, while the main
+# thread processed events). The application imports it in workers with no such hook.
+import scipy.stats  # noqa: E402,F401
+
 
 def _left_running(before: set[int], wait: float) -> list[str]:
     """Threads (other than distributed's shared offload thread) and child processes

@@ -40,6 +40,7 @@ __all__ = [
 
 _CENTRAL_QUERIES = ("count", "sum", "mean", "variance", "median", "quantile", "histogram")
 _LOCAL_QUERIES = ("histogram", "mean", "heavy_hitters")
+_SHUFFLE_QUERIES = ("sum", "mean", "histogram")
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,10 @@ class Capability:
     lean : tuple of str
         Queries whose engine input is each row's presence (a count) or category code (a
         histogram of declared categories), read without a value per row.
+    needs_delta : bool
+        Whether every release under it is (ε, δ) with δ > 0 whatever its entry says (the
+        protocols: a local randomizer's pure ε₀ becomes an approximate central ε when
+        shuffled).
     """
 
     kind: str
@@ -91,6 +96,7 @@ class Capability:
     relation_why: str = "its guarantee bounds changing one person's value"
     partitioned: tuple[str, ...] = ()
     lean: tuple[str, ...] = ()
+    needs_delta: bool = False
 
     @property
     def chooses_relation(self) -> bool:
@@ -113,10 +119,15 @@ CAPABILITIES: dict[str, Capability] = {c.kind: c for c in (
                ("replace",), ("randomizer",), ("records", "postprocess"),
                "ε-local DP bounds changing one person's value",
                partitioned=("histogram", "mean")),
-    Capability("shuffle", "shuffle model", ("sum", "mean"), ("sum", "mean"), (),
-               ("replace",), ("randomizer",), partitioned=("sum", "mean")),
-    Capability("distributed", "secure aggregation", ("sum", "mean"), ("sum", "mean"), (),
-               ("replace",), ("randomizer",), ("dropouts",), partitioned=("sum", "mean")),
+    # Shuffle histograms: a local frequency oracle shuffled (each user at the ε₀ that
+    # amplification by shuffling allows for the central ε).
+    Capability("shuffle", "shuffle model", _SHUFFLE_QUERIES, _SHUFFLE_QUERIES,
+               _SHUFFLE_QUERIES, ("replace",), ("randomizer",), partitioned=("sum", "mean"),
+               needs_delta=True),
+    Capability("distributed", "secure aggregation", ("sum", "mean"), ("sum", "mean"),
+               ("sum", "mean"),
+               ("replace",), ("randomizer",), ("dropouts",), partitioned=("sum", "mean"),
+               needs_delta=True),
     Capability("model", "model", MODEL_QUERIES, (), MODEL_QUERIES, ("replace",), ("model",),
                relation_why="its noise bounds replacing one record, with n public"),
 )}

@@ -136,9 +136,17 @@ class Choices:
         return REGISTRY.get(self.mechanism)
 
     @property
+    def takes_delta(self) -> bool:
+        """Whether the release is (ε, δ): the mechanism takes δ, or its trust model's
+        releases all do (a local randomizer shuffled)."""
+        from dpstudio.analysis.capabilities import capability
+
+        return bool(self.info.needs_delta or capability(self.trust_model).needs_delta)
+
+    @property
     def effective_delta(self) -> float:
-        """δ if the mechanism takes one, else 0 (pure ε-DP)."""
-        return float(self.delta) if self.info.needs_delta else 0.0
+        """δ if the release takes one (:attr:`takes_delta`), else 0 (pure ε-DP)."""
+        return float(self.delta) if self.takes_delta else 0.0
 
     def param_dict(self) -> dict[str, Any]:
         """The mechanism's parameters (other than ε and δ) as a dict."""
@@ -173,7 +181,8 @@ class Choices:
         return QuerySpec(
             query=self.query, mechanism=mech,
             epsilon=float(self.epsilon if epsilon is None else epsilon),
-            delta=float(self.delta) if info.needs_delta else 0.0,
+            delta=float(self.delta) if (info.needs_delta or (
+                mech == self.mechanism and self.takes_delta)) else 0.0,
             bounds=None if categorical else self.bounds,
             categories=self.categories if (histogram and categorical) else None,
             bins=int(self.bins) if (histogram and not categorical) else None,

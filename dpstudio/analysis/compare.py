@@ -182,6 +182,17 @@ def _metric_from_sd(sd: np.ndarray, truth: np.ndarray, metric: str) -> float:
     return rmse
 
 
+def _shuffled_epsilon0(s: Choices) -> Any:
+    """For a shuffle-model histogram, (ε array, n) ↦ each user's ε₀ (else None)."""
+    from dpstudio.analysis.shuffled_local import is_shuffled_histogram
+
+    if not is_shuffled_histogram(s.trust_model, "histogram" if is_histogram(s) else s.query):
+        return None
+    from dpstudio.engine.shuffle.shuffled_local import local_epsilon_curve
+
+    return lambda eps, n: local_epsilon_curve(eps, n, float(s.delta))
+
+
 def noise_curve(s: Choices, values: np.ndarray, epsilons: np.ndarray,
                 state: State | None = None) -> np.ndarray | None:
     """The noise's error of ``s.mechanism`` in ``s.trust_model`` at each ε, or None.
@@ -214,8 +225,10 @@ def noise_curve(s: Choices, values: np.ndarray, epsilons: np.ndarray,
             return None
     if s.trust_model != "local" and s.trust_model not in PLANNED_MODELS:
         return None
+    # A local frequency oracle shuffled: the oracle's exact variance at each user's ε₀.
+    shuffled = _shuffled_epsilon0(s)
     try:
-        if s.trust_model == "local":  # read the column once (a histogram's truth is here)
+        if s.trust_model == "local" or shuffled:  # read the column once (a histogram's truth)
             target, inputs = local_inputs(s, values)
             truth = target if is_histogram(s) else estimand(s, values)
         else:
@@ -224,13 +237,19 @@ def noise_curve(s: Choices, values: np.ndarray, epsilons: np.ndarray,
         return None
     out = np.full(epsilons.size, np.nan)
     extra = None
+    user_eps = epsilons
+    if shuffled:  # each user's ε₀ at every central ε (a few exact, interpolated)
+        try:
+            user_eps = shuffled(epsilons, int(inputs.size))
+        except EngineError:
+            return None
     for i, e in enumerate(epsilons):
         check(state)
         if state is not None:
             state.progress(i / epsilons.size)
         try:
-            if s.trust_model == "local":
-                obj = build_randomizer(s, float(e))
+            if s.trust_model == "local" or shuffled:
+                obj = build_randomizer(s, float(user_eps[i]))
                 if extra is None:
                     extra = _local_extra(s, obj, target, inputs)
                 sd = np.sqrt(np.maximum(np.atleast_1d(_call_variance(obj, int(inputs.size),

@@ -32,7 +32,7 @@ __all__ = [
 
 
 def run(analysis: AnalysisSpec, values: Any, source: Source, *,
-        notes: Sequence[str] = (), state: Any = None) -> AnalysisResult:
+        notes: Sequence[str] = (), state: Any = None, ids: Any = None) -> AnalysisResult:
     """Run one analysis on the column's values and return its result.
 
     Parameters
@@ -54,6 +54,9 @@ def run(analysis: AnalysisSpec, values: Any, source: Source, *,
         Progress and cancel (:mod:`dpstudio.jobs`) for the long runs: a local protocol,
         secure aggregation's masking, a training run and its audit. A cancelled run
         raises :class:`~dpstudio.jobs.Cancelled` and returns nothing.
+    ids : array, optional
+        A user-level analysis (``analysis.identifier``): each row's identifier; each
+        person's rows beyond ``max_rows`` are dropped at random before anything else.
 
     Returns
     -------
@@ -65,6 +68,14 @@ def run(analysis: AnalysisSpec, values: Any, source: Source, *,
         (QueryError, ParameterError, …) in one line, before any noise is drawn, for an
         analysis the engine cannot run.
     """
+    if analysis.identifier is not None:
+        from dpstudio.analysis.contribution import run_user_level
+
+        return run_user_level(analysis, values, ids, source, list(notes))
+    from dpstudio.analysis.shuffled_local import is_shuffled_histogram, run_shuffled_histogram
+
+    if is_shuffled_histogram(analysis.kind, analysis.query.query):  # a local oracle shuffled
+        return run_shuffled_histogram(analysis, values, source, list(notes), state)
     runner = _RUNNERS.get(analysis.kind)
     if runner is None:
         from dpstudio.engine.errors import QueryError
@@ -314,9 +325,10 @@ def plan(analysis: AnalysisSpec, n: int) -> Any:
 
     Returns
     -------
-    ShuffleResult or SecureSumResult
-        The engine's report with ``value`` None: ``stderr``, ``error_bound``, the
-        ``epsilon`` and ``delta`` met, the protocol's notes.
+    ShuffleResult, SecureSumResult or ShuffledLocalResult
+        The engine's report with ``value`` None (a shuffled histogram: ``estimate`` None):
+        ``stderr``, ``error_bound``, the ``epsilon`` and ``delta`` met, the protocol's
+        notes.
 
     Raises
     ------
@@ -325,6 +337,10 @@ def plan(analysis: AnalysisSpec, n: int) -> Any:
     EngineError
         When no noise meets the guarantee (e.g. too few clients).
     """
+    from dpstudio.analysis.shuffled_local import is_shuffled_histogram, plan_shuffled_histogram
+
+    if is_shuffled_histogram(analysis.kind, analysis.query.query):
+        return plan_shuffled_histogram(analysis, n)
     protocol = _RUNNERS.get(analysis.kind)
     if not isinstance(protocol, _SumProtocol):
         from dpstudio.engine.errors import QueryError

@@ -33,11 +33,13 @@ def federated_options(method: str, variant: str, federated: Mapping[str, Any] | 
         The federated variant.
     federated : mapping or None
         ``sites_by`` or ``sites`` (and ``imbalance``), ``rounds``, ``local_steps``,
-        ``fraction``; None for a centralized run.
+        ``fraction``, ``fed_noise``, ``colluding``, ``dropouts``; None for a centralized
+        run.
     given : mapping
         The method's parameters as given.
     audit : int
-        Trainings of a membership audit (refused here: not built for federated runs).
+        Trainings of a membership audit (each a full FedAvg run; see
+        :mod:`.federated_audit`).
 
     Returns
     -------
@@ -64,21 +66,38 @@ def federated_options(method: str, variant: str, federated: Mapping[str, Any] | 
     if variant != "none" and method != "dpsgd":
         raise QueryError(f"the {variant} federated variant perturbs gradients at the sites: "
                          "use --method dpsgd")
-    if audit:
-        raise QueryError("a membership audit of federated training is not built yet")
     if "epochs" in given:
         raise QueryError("a federated run is set by --rounds and --local-steps, not --epochs")
     out = {"sites_by": federated.get("sites_by"), "sites": federated.get("sites"),
            "imbalance": federated.get("imbalance"),
            "rounds": int(federated.get("rounds") or 20),
            "local_steps": int(federated.get("local_steps") or 5),
-           "fraction": float(federated.get("fraction") or 1.0)}
+           "fraction": float(federated.get("fraction") or 1.0),
+           "fed_noise": federated.get("fed_noise") or "gaussian",
+           "colluding": int(federated.get("colluding") or 0),
+           "dropouts": int(federated.get("dropouts") or 0)}
+    _check_trust_options(variant, out)
     if (out["sites_by"] is None) == (out["sites"] is None):
         raise QueryError("a federated run needs its sites: --sites-by COL or --sites S, "
                          "not both")
     if out["imbalance"] is not None and out["sites"] is None:
         raise QueryError("--imbalance skews a random split: it goes with --sites S")
     return out
+
+
+def _check_trust_options(variant: str, out: Mapping[str, Any]) -> None:
+    """Skellam noise, colluding sites and dropouts where the variant takes them."""
+    if out["fed_noise"] not in ("gaussian", "skellam"):
+        raise QueryError(f"--fed-noise must be gaussian or skellam, got {out['fed_noise']!r}")
+    if out["fed_noise"] == "skellam" and variant != "secagg":
+        raise QueryError("Skellam noise is secure aggregation's: use --fed-variant secagg")
+    if out["colluding"] < 0 or out["dropouts"] < 0:
+        raise QueryError("the numbers of colluding and dropped-out sites must be ≥ 0")
+    if out["colluding"] and variant not in ("secagg", "cape"):
+        raise QueryError("colluding sites are declared for secagg or cape")
+    if out["dropouts"] and variant != "secagg":
+        raise QueryError("dropouts are declared for secagg (CAPE's parts cancel only when "
+                         "every message arrives)")
 
 
 def site_assignment(a: AnalysisSpec, y: np.ndarray, columns: Mapping[str, np.ndarray],
@@ -118,7 +137,8 @@ def site_assignment(a: AnalysisSpec, y: np.ndarray, columns: Mapping[str, np.nda
 
 def train_sites(a: AnalysisSpec, model: Any, X: np.ndarray, y: np.ndarray,
                 columns: Mapping[str, np.ndarray], rows: np.ndarray, source: Source,
-                release: bool, measure: Callable[[Any, np.ndarray], dict], state: Any) -> Any:
+                release: bool, measure: Callable[[Any, np.ndarray], dict], state: Any,
+                sites: Any = None) -> Any:
     """FedAvg on the training rows (:func:`~dpstudio.engine.learning.federated
     .train_federated`), the held-out metric after every round.
 
@@ -138,10 +158,14 @@ def train_sites(a: AnalysisSpec, model: Any, X: np.ndarray, y: np.ndarray,
         The OS CSPRNG (release) or a seeded source (simulation).
     release : bool
         Whether this is a release.
-    measure : callable
-        ``measure(model, theta) -> metrics`` on the held-out rows.
+    measure : callable or None
+        ``measure(model, theta) -> metrics`` on the held-out rows; None measures nothing
+        (a project release publishes no metric).
     state : State or None
         Progress and cancellation.
+    sites : Sites, optional
+        The site of each row, when not the run's own assignment (a membership audit's
+        neighbouring dataset holds one record more: :mod:`.federated_audit`).
 
     Returns
     -------
@@ -157,20 +181,28 @@ def train_sites(a: AnalysisSpec, model: Any, X: np.ndarray, y: np.ndarray,
 
     t, q = a.training, a.query
     f = t.federated
-    sites = site_assignment(a, y, columns, rows)
+    if sites is None:
+        sites = site_assignment(a, y, columns, rows)
     params = dict(q.params)
     if t.method == "dpsgd":
         params = a.info.resolve(q.mechanism_params())
     rate = float(params.get("batch_rate", 0.05))
-    # B: the expected Poisson batch q·m of a site of average size m.
-    batch = max(1, round(rate * y.size / sites.count))
-    key = "rmse" if t.model == "linear" else "accuracy"
+    # q is declared: the engine calibrates σ and ε from it alone (never from sizes). B, the
+    # declared expected batch of one site, only divides the noisy sums (the step's scale);
+    # undeclared (a simulation: a release is refused, analysis/expected_batch.py) it is
+    # q·m of a site of average size m, which reads n.
+    declared = float(params.get("expected_batch") or 0.0)
+    batch = declared if declared and t.method == "dpsgd" else max(
+        1, round(rate * y.size / sites.count))
     draws = {"source": source} if release else {"rng": simulation_generator(source)}
     private = t.fed_variant != "none"
     return train_federated(
         X, y, sites, model, t.fed_variant, epsilon=q.epsilon if private else None,
         delta=q.delta if private else None, rounds=f["rounds"],
         local_steps=f["local_steps"], lr=float(params.get("learning_rate", 0.5)),
-        batch_size=batch, fraction=f["fraction"], clip=float(params.get("clip", 1.0)),
-        evaluate=lambda theta: measure(model, theta)[key], state=state,
-        init_seed=t.split_seed, **draws)
+        batch_size=batch, batch_rate=rate, fraction=f["fraction"],
+        clip=float(params.get("clip", 1.0)), state=state,
+        # every metric after each round; none for a project release (measure None)
+        evaluate=None if measure is None else (lambda theta: measure(model, theta)),
+        init_seed=t.split_seed, noise=f.get("fed_noise", "gaussian"),
+        colluding=int(f.get("colluding", 0)), dropouts=int(f.get("dropouts", 0)), **draws)

@@ -27,9 +27,11 @@ from dpstudio.analysis.choices import (
     resolved_params,
 )
 from dpstudio.analysis.compare import reach_at
+from dpstudio.analysis.contribution import person_ids
 from dpstudio.analysis.curves import Preview, trust_label
 from dpstudio.analysis.dispatch import plan, quick_to_simulate, run
 from dpstudio.analysis.request import AnalysisSpec
+from dpstudio.analysis.shuffled_local import is_shuffled_histogram
 from dpstudio.analysis.utility import (
     PLANNED_MODELS,
     estimand,
@@ -76,7 +78,9 @@ def preview(s: Choices, values: np.ndarray, state: State | None = None, *, seed:
     source = SimulationSource(seed)
     if s.trust_model == "central":
         spec = s.spec()
-        rel = run(AnalysisSpec("central", spec), values, source).engine
+        ids = person_ids(s)  # user-level: each person's rows bounded first, noise × k
+        analysis = AnalysisSpec("central", spec) if ids is None else s.analysis()
+        rel = run(analysis, values, source, ids=ids).engine
         truth = np.atleast_1d(true_value(values, spec)).astype(np.float64)
         if isinstance(rel.value, dict):
             labels = list(rel.value)
@@ -96,6 +100,10 @@ def preview(s: Choices, values: np.ndarray, state: State | None = None, *, seed:
         return _heavy_hitters_preview(s, values, source, seed)
     if s.trust_model == "local":
         return _local_preview(s, values, source, seed)
+    if is_shuffled_histogram(s.trust_model, "histogram" if is_histogram(s) else s.query):
+        from dpstudio.analysis.shuffled_local import shuffled_histogram_preview
+
+        return shuffled_histogram_preview(s, values, source, seed)
     if s.trust_model in PLANNED_MODELS:
         try:
             return _sum_preview(s, values, source, seed)

@@ -100,6 +100,11 @@ class AnalysisSpec:
         Models: each feature's declared bounds (filled by resolution, never read off data).
     training : Training, optional
         A training run's model, method, split and audit (``query.query == "train"``).
+    identifier : str, optional
+        The column identifying a person: the release is user-level
+        (:mod:`dpstudio.analysis.contribution`).
+    max_rows : int, optional
+        The declared maximum of rows per person (filled from the schema by resolution).
     """
 
     trust_model: str
@@ -110,6 +115,8 @@ class AnalysisSpec:
     feature_bounds: Mapping[str, tuple[float, float]] | None = field(default=None,
                                                                     compare=False)
     training: Training | None = None
+    identifier: str | None = None
+    max_rows: int | None = None
 
     @property
     def info(self) -> MechanismInfo:
@@ -137,7 +144,7 @@ class AnalysisSpec:
             return q.query != "mean"
         if self.trust_model == "central":
             return q.query == "count" or (q.query == "histogram" and q.categories is not None)
-        return False
+        return self.trust_model == "shuffle" and q.query == "histogram"  # oracle shuffled
 
     def params(self) -> dict[str, Any]:
         """The mechanism's parameters other than ε and δ, as given.
@@ -156,7 +163,8 @@ def describe(trust_model: str, query: str, mechanism: str, epsilon: float, *,
              quantile: float | None = None, relation: str = "add-remove",
              confidence: float = 0.95, params: Mapping[str, Any] | None = None,
              column: str | None = None, missing: str = "drop", impute: float | None = None,
-             postprocess: str = "none", dropouts: int = 0) -> AnalysisSpec:
+             postprocess: str = "none", dropouts: int = 0, identifier: str | None = None,
+             max_rows: int | None = None) -> AnalysisSpec:
     """The analysis a user describes field by field (as the command line does), shaped
     for its trust model.
 
@@ -201,6 +209,10 @@ def describe(trust_model: str, query: str, mechanism: str, epsilon: float, *,
         Local histograms: ``"none"``, ``"clip"`` or ``"simplex"``.
     dropouts : int
         Distributed: clients that drop out after masking.
+    identifier : str, optional
+        The column identifying a person (a user-level release).
+    max_rows : int, optional
+        The declared maximum of rows per person.
 
     Returns
     -------
@@ -212,11 +224,16 @@ def describe(trust_model: str, query: str, mechanism: str, epsilon: float, *,
         In one line, for a field the trust model cannot take.
     """
     build = _BUILDERS.get(trust_model, _protocol)
-    return build(trust_model, dict(
+    out = build(trust_model, dict(
         query=query, mechanism=mechanism, epsilon=epsilon, delta=delta, bounds=bounds,
         categories=categories, bins=bins, quantile=quantile, relation=relation,
         confidence=confidence, params=dict(params or {}), column=column, missing=missing,
         impute=impute), postprocess, dropouts)
+    if identifier is None and max_rows is None:
+        return out
+    from dataclasses import replace
+
+    return replace(out, identifier=identifier, max_rows=max_rows)
 
 
 def _central(trust: str, f: dict[str, Any], postprocess: str, dropouts: int) -> AnalysisSpec:
@@ -249,10 +266,14 @@ def _local(trust: str, f: dict[str, Any], postprocess: str, dropouts: int) -> An
 
 
 def _protocol(trust: str, f: dict[str, Any], postprocess: str, dropouts: int) -> AnalysisSpec:
+    # A histogram is a local frequency oracle shuffled: its declared categories, no bounds.
+    histogram = f["query"] == "histogram"
     spec = QuerySpec(f["query"], f["mechanism"], f["epsilon"], delta=f["delta"],
-                     bounds=f["bounds"], relation="replace", confidence=f["confidence"],
-                     params=f["params"], column=f["column"])
-    return AnalysisSpec(trust, spec, dropouts=dropouts)
+                     bounds=None if histogram else f["bounds"],
+                     categories=f["categories"] if histogram else None, relation="replace",
+                     confidence=f["confidence"], params=f["params"], column=f["column"])
+    return AnalysisSpec(trust, spec, dropouts=dropouts,
+                        **({"postprocess": postprocess} if histogram else {}))
 
 
 _BUILDERS = {"central": _central, "local": _local}

@@ -411,6 +411,12 @@ def resolve(analysis: AnalysisSpec, declared: Any) -> tuple[AnalysisSpec, list[s
     """
     from dpstudio.analysis.capabilities import require_release
 
+    if analysis.identifier is not None:  # user-level: its own checks (central only)
+        from dpstudio.analysis.contribution import resolve_user_level
+
+        resolved, notes = resolve_user_level(analysis, declared)
+        require_release(resolved)
+        return resolved, notes
     if analysis.training is not None:  # a training run: its own declarations and checks
         from dpstudio.analysis.training import resolve_training
 

@@ -14,7 +14,9 @@ trains on a seeded share of the rows and measures on the rest:
 - optionally a membership audit (:func:`~dpstudio.engine.learning.membership
   .audit_membership`) on the training rows, under the relation the method's guarantee is
   stated for: ``replace`` for output and objective perturbation (n public), ``add`` for
-  DP-SGD (its accountant's add/remove neighbours with Poisson sampling).
+  DP-SGD (its accountant's add/remove neighbours with Poisson sampling) and for FedAvg's
+  variants (the canary added at one site, every training a full FedAvg simulation:
+  :mod:`.federated_audit`).
 
 The metrics and the audit read the data without noise: they are for the analyst, never
 exported (:meth:`~dpstudio.analysis.result.AnalysisResult.public` refuses a training run
@@ -333,6 +335,12 @@ def _lambda(a: AnalysisSpec) -> float:
     return float(a.info.resolve(a.query.mechanism_params())["lambda"])
 
 
+def _per_round(engine: Any, name: str) -> list[float]:
+    """Metric ``name`` after each FedAvg round (a round's entry is every metric by name)."""
+    return [float(m[name] if isinstance(m, dict) else m)
+            for m in getattr(engine, "metrics", None) or []]
+
+
 class _Metrics:
     """Held-out metrics of one model (in the label's units for a regression)."""
 
@@ -443,9 +451,10 @@ def _audit(a: AnalysisSpec, train: Any, model: Any, X: np.ndarray, y: np.ndarray
         canary = corner_canary(X.shape[1], lambda rows: model.predict(reference, rows) - 0.5)
 
     def score(fit, x, yy):
-        return float(model.losses(fit.theta, np.asarray(x)[None, :], np.array([yy]))[0])
+        return float(model.losses(_theta(fit), np.asarray(x)[None, :], np.array([yy]))[0])
 
-    relation = "add" if t.method == "dpsgd" else "replace"
+    # DP-SGD and FedAvg's variants: add/remove (a federated D′ adds the canary at a site).
+    relation = "add" if t.method == "dpsgd" or t.federated is not None else "replace"
     if t.method == "output":
         # The certified minimizer draws nothing: fit each neighbouring dataset once and
         # redraw only the noise (exactly what retraining gives, 2 fits instead of 2N).
@@ -570,8 +579,17 @@ def run_training(a: AnalysisSpec, model_input: Any, source: Source,
     def baseline(Xs, ys):
         return fit_baseline(model, Xs, ys, seed=t.split_seed)
 
-    base = baseline(Xtr, ytr)
     release = not isinstance(source, SimulationSource) and t.method != "nonprivate"
+    if release:  # DP-SGD's divisor must be declared: refused before anything is drawn
+        from dpstudio.analysis.expected_batch import require_declared_batch
+
+        require_declared_batch(a)
+    # A project release (its input says ``publish_only``) publishes neither the held-out
+    # metrics nor the baseline (:mod:`dpstudio.export.train_public`): neither is fitted
+    # nor measured (the MLP's baseline alone took seconds). ``dpstudio train`` still
+    # prints them, release or simulation.
+    publish_only = release and bool(getattr(model_input, "publish_only", False))
+    base = None if publish_only and not t.audit else baseline(Xtr, ytr)
     if (t.runs > 1 or t.sites_alone) and not isinstance(source, SimulationSource):
         raise QueryError(("repeated runs" if t.runs > 1 else "each site trained alone")
                          + " is a simulation (the extra trainings are never released): add "
@@ -583,7 +601,7 @@ def run_training(a: AnalysisSpec, model_input: Any, source: Source,
     def train_once(src: Source) -> Any:
         if t.federated is not None:
             return train_sites(a, model, Xtr, ytr, columns, train_idx, src, release,
-                               measure, state)
+                               None if publish_only else measure, state)
         if t.method == "dpsgd":
             return train(Xtr, ytr, src, release, state)
         return train(Xtr, ytr, src, release)
@@ -592,8 +610,8 @@ def run_training(a: AnalysisSpec, model_input: Any, source: Source,
     if t.federated is not None:
         accountant = engine.accountant
     theta = np.asarray(getattr(engine, "theta", getattr(engine, "params", None)))
-    metrics = measure(model, theta)
-    base_metrics = measure(model, base.theta)
+    metrics = {} if publish_only else measure(model, theta)
+    base_metrics = None if publish_only else measure(model, base.theta)
     private = t.method != "nonprivate" and math.isfinite(float(engine.epsilon))
     fields: dict[str, Any] = {
         "trust_model": "central", "query": TRAIN_QUERY, "label": q.column,
@@ -604,7 +622,11 @@ def run_training(a: AnalysisSpec, model_input: Any, source: Source,
         "delta": float(engine.delta) if private else None,
         "accountant": accountant, "relation": q.relation if private else None,
         "lambda": lam, "fed_variant": t.fed_variant,
-        "rounds": [float(m) for m in getattr(engine, "metrics", [])],
+        # FedAvg's held-out metrics after each round: the main one (``rounds``, the
+        # contract of issue 13) and each of them by name.
+        "rounds": _per_round(engine, "rmse" if t.model == "linear" else "accuracy"),
+        "rounds_by_metric": {m: _per_round(engine, m) for m in metrics}
+        if getattr(engine, "metrics", None) else {},
         "split": {"test_fraction": t.test_fraction, "seed": t.split_seed,
                   "train": int(train_idx.size), "test": int(test_idx.size)},
         "simulated": bool(getattr(engine, "simulated", True)),
@@ -621,7 +643,8 @@ def run_training(a: AnalysisSpec, model_input: Any, source: Source,
         p = engine.plan
         fields["dpsgd"] = {"noise_multiplier": p.noise_multiplier, "steps": p.steps,
                            "sample_rate": p.sample_rate, "clip": p.clip,
-                           "learning_rate": p.learning_rate}
+                           "learning_rate": p.learning_rate,
+                           "expected_batch": p.expected_batch}
     if t.runs > 1:
         fields["spread"] = _spread(metrics, [
             measure(model, _theta(train_once(child)))
@@ -632,15 +655,39 @@ def run_training(a: AnalysisSpec, model_input: Any, source: Source,
     if t.model in ("logistic", "linear"):
         fields["coefficients"] = _coefficients(theta.astype(np.float64), names, bounds,
                                                t.label_bounds)
+        from dpstudio.analysis.training_detail import coefficient_noise_sd
+
+        sds = coefficient_noise_sd(engine, names, bounds, t.label_bounds)
+        for row, sd in zip(fields["coefficients"], sds or (), strict=False):
+            row["noise_sd"] = sd  # the calibrated noise's, never the data's
     if t.audit:
+        if t.federated is not None:  # each training a full FedAvg simulation
+            from dpstudio.analysis.federated_audit import federated_trainer
+
+            train = federated_trainer(a, model, Xtr, ytr, columns, train_idx, state)
         audit = _audit(a, train, model, Xtr, ytr, base.theta, source, state)
         fields["audit"] = audit.to_dict()
-    fields["notes"] = list(notes) + [
+    fields["notes"] = list(notes) + list(getattr(engine, "notes", ())) + ([] if publish_only
+                                                                          else [
         "metrics are measured on held-out rows without noise: for the analyst, not for "
-        "publication",
+        "publication"]) + [
         ("neighbours differ in one record (replace-one, n public)" if q.relation == "replace"
          else "neighbours differ by adding or removing one record (Poisson sampling)")
         if private else "non-private: no guarantee; a baseline, never a release"]
-    analyst = {k: fields[k] for k in ("accuracy", "auc", "rmse", "baseline") if k in fields}
+    if t.method == "dpsgd":  # which divisor the steps used (declared B, or q·n read)
+        from dpstudio.analysis.expected_batch import declared_batch, divisor_note
+
+        fields["notes"].append(divisor_note(
+            float(engine.details["batch_size"]) if t.federated is not None
+            else engine.plan.expected_batch or engine.plan.sample_rate * ytr.size,
+            declared_batch(a) is not None, t.federated is not None))
+    if "audit" in fields:  # what the audit's bound shows and does not, in words
+        fields["notes"].append(fields["audit"]["note"])
+    if t.model != "linear" and not publish_only:
+        from dpstudio.analysis.training_detail import confusion_counts
+
+        fields["confusion"] = confusion_counts(yte, model.predict(theta, Xte))
+    analyst = {k: fields[k] for k in ("accuracy", "auc", "rmse", "baseline", "confusion")
+               if k in fields}
     analyst["imputed_feature_values"] = getattr(model_input, "imputed", 0)
     return AnalysisResult(a, engine, fields, analyst, source_label=source.label)

@@ -58,6 +58,7 @@ from dpstudio.analysis.compare import (
     sum_analysis,
     sum_plan,
 )
+from dpstudio.analysis.contribution import person_ids
 from dpstudio.analysis.curves import Curve, UtilityResult, curve_name, metric_label
 from dpstudio.analysis.footing import assumptions, caption
 from dpstudio.analysis.reach import unreachable
@@ -253,6 +254,12 @@ def utility(s: Choices, values: np.ndarray, state: State | None = None, *,
     check(state)
     if s.query == "heavy_hitters":
         return _heavy_hitters_utility(s, values, eps_line, analytic, state)
+    if person_ids(s) is not None:  # user-level: bounded rows, noise × k, no comparison
+        from dpstudio.analysis.contribution_utility import user_level_utility
+
+        return user_level_utility(s, values, state, mc_epsilons=eps_mc,
+                                  line_epsilons=eps_line, reps=reps, seed=seed,
+                                  simulate=simulate, analytic=analytic)
     curves: list[Curve] = []
     notes: list[str] = []
     source = SimulationSource(seed)
@@ -316,6 +323,12 @@ def _line(s: Choices, values: np.ndarray, epsilons: np.ndarray, primary: bool,
 
     A sum protocol is planned at ``epsilons`` and drawn at ``dense``
     (:func:`~dpstudio.analysis.compare.densify_plan`)."""
+    from dpstudio.analysis.choices import is_histogram
+    from dpstudio.analysis.shuffled_local import is_shuffled_histogram
+
+    if dense is not None and is_shuffled_histogram(
+            s.trust_model, "histogram" if is_histogram(s) else s.query):
+        epsilons, dense = dense, None  # the oracle's exact variance: cheap at every ε
     noise = noise_curve(s, values, epsilons, state)
     if noise is None:
         return None

@@ -113,6 +113,13 @@ def parser() -> argparse.ArgumentParser:
                    "before anyone drops)")
     p.add_argument("--features", help="models: the feature columns, a,b,c (--column is the "
                    "yes/no label); their bounds come from the dataset's declared schema")
+    p.add_argument("--identifier", metavar="COL",
+                   help="central: the column identifying a person; the release protects "
+                   "people (add or remove one person with up to --max-rows rows). Default: "
+                   "the identifier column the dataset's schema declares, if any")
+    p.add_argument("--max-rows", type=int, metavar="K",
+                   help="with --identifier: the declared maximum of rows per person (rows "
+                   "beyond it are dropped at random first; default: the schema's max_rows)")
     p.add_argument("--export-records", metavar="FILE.csv",
                    help="local: write the privatized records, exactly what the collector gets")
     group = p.add_argument_group("mechanism parameters (from the registry)")
@@ -138,18 +145,32 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _declared(data_path: str, column: str) -> Any:
-    """The column's declaration from the dataset's sidecar schema, if there is one (a
-    folder's or glob's: ``FOLDER.schema.json``, beside it)."""
+def _schema(data_path: str) -> Any:
+    """The dataset's sidecar schema, if there is one (a folder's or glob's:
+    ``FOLDER.schema.json``, beside it)."""
     from dpstudio.data.folders import folder_sidecar_path, is_multi_file
     from dpstudio.data.schema import load_schema, schema_for
 
     if is_multi_file(data_path):
         sidecar = folder_sidecar_path(data_path)
-        schema = load_schema(sidecar) if sidecar.is_file() else None
-    else:
-        schema = schema_for(data_path)
+        return load_schema(sidecar) if sidecar.is_file() else None
+    return schema_for(data_path)
+
+
+def _declared(data_path: str, column: str) -> Any:
+    """The column's declaration from the dataset's sidecar schema, if there is one."""
+    schema = _schema(data_path)
     return None if schema is None else schema.get(column)
+
+
+def _identifier(args: argparse.Namespace, schema: Any) -> str | None:
+    """The identifier column of a user-level query: --identifier, else the one the
+    schema declares (a declared identifier makes every query user-level); or None."""
+    declared = [c.name for c in (schema or ()) if c.type == "identifier"]
+    name = args.identifier or (declared[0] if declared else None)
+    if name is None and args.max_rows is not None:
+        raise CliError("--max-rows K bounds each person's rows: it goes with --identifier COL")
+    return name
 
 
 def run(argv: Sequence[str]) -> int:
@@ -194,7 +215,12 @@ def _run(args: argparse.Namespace) -> int:
     if engine == "dask" and args.export_records:
         raise CliError("--export-records needs every report, and on the dask engine each "
                        "file returns only its reports' aggregate: use --engine pandas")
-    declared = _declared(args.data, args.column)
+    schema = _schema(args.data)
+    declared = None if schema is None else schema.get(args.column)
+    args.identifier = _identifier(args, schema)
+    if args.identifier is not None and engine == "dask":  # e.g. auto on a large folder
+        raise CliError("a user-level query (identifier) bounds each person's rows in this "
+                       "process: use --engine pandas")
     categories = None
     if args.categories is not None:
         categories = tuple(c.strip() for c in args.categories.split(",") if c.strip())
@@ -205,7 +231,7 @@ def _run(args: argparse.Namespace) -> int:
     elif files is not None:  # a folder that fits: read into this process, file by file
         frame = _folder_frame(files, args)
     elif (info.kind != "model" and _lean(trust, args.query) == "histogram"
-          and categories is not None):
+          and categories is not None and args.identifier is None):
         frame = None  # read straight into codes by _Context.values, never as texts
     else:
         frame = load_table(args.data, header=args.header, columns=_columns_read(args))
@@ -223,15 +249,26 @@ def _run(args: argparse.Namespace) -> int:
         result, execution = _run_dask(_analysis(context, trust), files, declared, source,
                                       notes, args)
     else:
+        ids = None
         if info.kind == "model":
+            if args.identifier is not None:
+                raise CliError("a user-level release (identifier) runs under the central "
+                               "model's count, sum, mean, variance and histogram, not a model")
             analysis, values = _model(context)
             notes = []  # a model states its own relation and imputation
         else:
             analysis = _analysis(context, trust)
+            if args.identifier is not None:  # user-level: checked, rows bounded by person
+                from dpstudio.analysis.contribution import resolve_user_level
+                from dpstudio.data.columns import category_column
+
+                analysis, more = resolve_user_level(analysis, schema)
+                notes = notes + more
+                ids = category_column(frame, args.identifier)
             # A central count or histogram takes presence or codes, not a text per row.
             values = context.values(analysis.reads_labels,
-                                    lean=bool(_lean(trust, args.query)))
-        result = run_analysis(analysis, values, source, notes=notes)
+                                    lean=bool(_lean(trust, args.query)) and ids is None)
+        result = run_analysis(analysis, values, source, notes=notes, ids=ids)
     out = result.to_dict(analyst=True)
     out["execution"] = execution
     if args.export_records:
@@ -317,7 +354,8 @@ def _columns_read(args: argparse.Namespace) -> list[str]:
     """The columns a query reads: its column, and a model's features. Only these are
     loaded (a one-column mean of a wide table reads one column's bytes, not the table's)."""
     features = [f.strip() for f in (args.features or "").split(",") if f.strip()]
-    return list(dict.fromkeys([args.column, *features]))
+    identifier = [args.identifier] if getattr(args, "identifier", None) else []
+    return list(dict.fromkeys([args.column, *features, *identifier]))
 
 
 class _Context:
@@ -372,7 +410,8 @@ def _analysis(c: _Context, trust: str) -> Any:
                     categories=c.categories, bins=a.bins, quantile=a.quantile,
                     relation=a.relation, confidence=a.confidence, params=c.params,
                     column=a.column, missing=a.missing, impute=a.impute,
-                    postprocess=a.postprocess, dropouts=a.dropouts)
+                    postprocess=a.postprocess, dropouts=a.dropouts,
+                    identifier=a.identifier, max_rows=a.max_rows)
 
 
 def _model(c: _Context) -> tuple[Any, Any]:

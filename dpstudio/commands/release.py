@@ -35,9 +35,17 @@ def parser() -> argparse.ArgumentParser:
         "parsed: a re-encoded or reordered copy spends the same budget, and a file that looks "
         "like a version of a registered dataset needs --share-budget-with or "
         "--separate-budget. Spec format: see "
-        "dpstudio.project.spec (schema_version = 1; dataset, column, query, mechanism, "
-        "epsilon, …; trust_model = \"local\" for a local-model histogram or mean; query = "
-        "\"logistic_regression\" with features = [...] for a DP model; accountant = basic, "
+        "dpstudio.project.spec (schema_version = 1; schema_version = 2 is a release plan: "
+        "several [[statistics]] under one epsilon, split by [split] weights or accuracy "
+        "targets, see dpstudio.project.spec_plan; dataset, column, query, mechanism, "
+        "epsilon, …; trust_model = \"local\" for a local-model histogram or mean; "
+        "trust_model = \"shuffle\" (cloak, blanket) or \"distributed\" (secagg_gaussian, "
+        "skellam; [params] max_dropouts) for a sum or mean whose manifest says what each "
+        "party sees and what is trusted; query = "
+        "\"logistic_regression\" with features = [...] for a DP model; query = \"train\" with "
+        "the keys of dpstudio train (label, features, model, method, epochs, sites_by, "
+        "fed_variant, …) for a trained model, its coefficients or weights (.npz) and a "
+        "model card, never its held-out metrics; accountant = basic, "
         "advanced, zcdp or pld, default the dataset's, or for its first release the "
         "project's). The ledger stores what each release drew, so a tight accountant "
         "composes it. The dataset may be a "
@@ -96,6 +104,10 @@ def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
     try:
         spec = load_spec(args.spec)
+        if hasattr(spec, "plan"):  # schema_version = 2: a release plan
+            from dpstudio.commands.release_plan import run_plan
+
+            return run_plan(spec, args)
         if args.share_budget_with is not None or args.separate_budget:
             spec = replace(spec, share_budget_with=args.share_budget_with,
                            separate_budget=bool(args.separate_budget))
@@ -119,7 +131,11 @@ def run(argv: Sequence[str]) -> int:
     print(f"release #{record.id} {record.status}: {record.query} of {record.column!r} "
           f"({record.mechanism}, ε = {_fmt(float(record.epsilon))}, δ = "
           f"{_fmt(float(record.delta))})")
-    if r.get("model") is not None:  # coefficients (log-odds), the intercept last
+    if r.get("query") == "train":  # a trained model: never its held-out metrics
+        from dpstudio.project.release_model import summary_lines
+
+        print("\n".join(summary_lines(r)))
+    elif r.get("model") is not None:  # coefficients (log-odds), the intercept last
         for label, v in r["value"].items():
             print(f"  {label:<24} {_fmt(v):>12}")
         print(f"  noise        {r.get('noise_family')}, scale {_fmt(r.get('noise_scale'))} "

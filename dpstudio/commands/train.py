@@ -17,8 +17,9 @@ __all__ = ["parser", "run"]
 LEDGER_NOTE = ("not charged to any ledger: dpstudio train records nothing (a model release "
                "through a project comes later)")
 
-_FEDERATED = ("sites_by", "sites", "imbalance", "fed_variant", "rounds", "local_steps")
-_DPSGD = ("epochs", "batch_rate", "clip", "learning_rate")
+_FEDERATED = ("sites_by", "sites", "imbalance", "fed_variant", "rounds", "local_steps",
+              "fraction", "fed_noise", "colluding", "dropouts")
+_DPSGD = ("epochs", "batch_rate", "clip", "learning_rate", "expected_batch")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -54,6 +55,10 @@ def parser() -> argparse.ArgumentParser:
                    help="DP-SGD: Poisson sampling rate q")
     p.add_argument("--clip", type=float, metavar="C", help="DP-SGD: clipping norm C")
     p.add_argument("--learning-rate", type=float, metavar="ETA", help="DP-SGD: step size η")
+    p.add_argument("--expected-batch", type=float, metavar="B",
+                   help="DP-SGD: the public expected batch B each noisy gradient sum is "
+                   "divided by (per site for FedAvg; e.g. q × a public row count), required "
+                   "for a release, q·n read from the data in a simulation when left out")
     p.add_argument("--hidden", type=int, metavar="H", help="mlp: hidden width (default 16)")
     p.add_argument("--test-fraction", type=float, default=0.25,
                    help="share of the rows held out for the metrics (default 0.25)")
@@ -67,6 +72,14 @@ def parser() -> argparse.ArgumentParser:
     fed.add_argument("--fed-variant", choices=("none", "local", "secagg", "cape", "shuffle"))
     fed.add_argument("--rounds", type=int, metavar="R", help="FedAvg rounds")
     fed.add_argument("--local-steps", type=int, metavar="E", help="local steps per round")
+    fed.add_argument("--fraction", type=float, metavar="F",
+                     help="share of the sites joining each round (δ credited, not ε)")
+    fed.add_argument("--fed-noise", choices=("gaussian", "skellam"),
+                     help="secagg: the sites' noise shares (default gaussian)")
+    fed.add_argument("--colluding", type=int, metavar="C",
+                     help="secagg, cape: sites per round that may collude with the server")
+    fed.add_argument("--dropouts", type=int, metavar="U",
+                     help="secagg: sites per round that may drop out")
     fed.add_argument("--sites-alone", action="store_true",
                      help="also train each site alone at the same ε on its own rows (with "
                      "--simulate): the value of collaborating")
@@ -114,7 +127,9 @@ def _federated(args: argparse.Namespace) -> dict[str, Any] | None:
     except ImportError:
         raise CliError("federated training is not built yet") from None
     return {"sites_by": args.sites_by, "sites": args.sites, "imbalance": args.imbalance,
-            "rounds": args.rounds, "local_steps": args.local_steps}
+            "rounds": args.rounds, "local_steps": args.local_steps,
+            "fraction": args.fraction, "fed_noise": args.fed_noise,
+            "colluding": args.colluding, "dropouts": args.dropouts}
 
 
 def _read(args: argparse.Namespace, analysis: Any) -> Any:

@@ -30,6 +30,12 @@ def run(argv: Sequence[str]) -> int:
         check = verify_manifest(args.manifest)
     except ExportError as err:
         return fail(str(err))
+    from dpstudio.export.manifest_contributions import contributions_problems
+
+    # The manifest is not among the files it hashes: its unit of privacy must agree with
+    # itself (a k edited in one place fails).
+    check.problems += contributions_problems(check.manifest)
+    check.ok = not check.problems
     if args.json:
         print(json.dumps({"manifest": str(check.path), "ok": check.ok,
                           "checked": check.checked, "problems": check.problems}, indent=2))

@@ -25,11 +25,12 @@ from pandas.api import types as ptypes
 from dpstudio.data.atomic import write_atomic
 from dpstudio.data.errors import DataError
 
-#: The sidecar format this version writes when it needs to: version 2 added value labels.
-#: A schema without labels is still written as version 1, which every DP Studio reads.
-SCHEMA_VERSION = 2
+#: The sidecar format this version writes when it needs to: version 2 added value labels,
+#: version 3 identifier columns (with their declared ``max_rows`` per person). A schema
+#: without either is still written as version 1, which every DP Studio reads.
+SCHEMA_VERSION = 3
 #: The sidecar versions this DP Studio reads.
-READABLE_VERSIONS = (1, 2)
+READABLE_VERSIONS = (1, 2, 3)
 SIDECAR_SUFFIX = ".schema.json"
 
 #: Spellings read as yes / no (compared lower-case, stripped).
@@ -49,6 +50,8 @@ class ColumnType(StrEnum):
     CATEGORICAL = "categorical"
     BOOLEAN = "boolean"
     TEXT = "text"
+    #: Identifies a person (rows sharing it are one person's): makes releases user-level.
+    IDENTIFIER = "identifier"
 
     @property
     def label(self) -> str:
@@ -98,6 +101,9 @@ class ColumnSpec:
     categories: tuple[str, ...] = ()
     description: str = ""
     labels: tuple[tuple[str, str], ...] = ()
+    #: An identifier column's declared maximum of rows per person (public, never read off
+    #: the data); None for other columns or not yet declared.
+    max_rows: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -138,6 +144,7 @@ class ColumnSpec:
             raise DataError(f"{where}: category '{duplicate}' is listed twice")
         object.__setattr__(self, "categories", categories)
         object.__setattr__(self, "labels", _checked_labels(self.labels, kind, categories, where))
+        object.__setattr__(self, "max_rows", _checked_max_rows(self.max_rows, kind, where))
 
     def label_of(self, category: str) -> str:
         """The label declared for ``category``, else the category itself."""
@@ -156,6 +163,8 @@ class ColumnSpec:
             return self.bounds is not None
         if self.type is ColumnType.CATEGORICAL:
             return bool(self.categories)
+        if self.type is ColumnType.IDENTIFIER:
+            return self.max_rows is not None
         return self.type is ColumnType.BOOLEAN
 
     def domain_text(self, *, compact: bool = False) -> str:
@@ -165,6 +174,8 @@ class ColumnSpec:
         """
         if self.type is ColumnType.TEXT:
             return "—"
+        if self.type is ColumnType.IDENTIFIER and self.max_rows is not None:
+            return f"up to {self.max_rows} row{'s' if self.max_rows != 1 else ''} per person"
         if not self.is_declared:
             return "undeclared"
         if self.type is ColumnType.NUMERIC:
@@ -181,6 +192,8 @@ class ColumnSpec:
             out["categories"] = list(self.categories)
         if self.labels:
             out["labels"] = dict(self.labels)
+        if self.max_rows is not None:
+            out["max_rows"] = self.max_rows
         if self.description:
             out["description"] = self.description
         return out
@@ -193,6 +206,8 @@ class ColumnSpec:
         fields = {"name", "type", "lower", "upper", "categories", "description"}
         if version >= 2:
             fields.add("labels")
+        if version >= 3:
+            fields.add("max_rows")
         unknown = set(data) - fields
         label = data.get("name", "?")
         if unknown:
@@ -210,7 +225,21 @@ class ColumnSpec:
             categories=tuple(categories),
             description=data.get("description", ""),
             labels=data.get("labels") or (),
+            max_rows=data.get("max_rows"),
         )
+
+
+def _checked_max_rows(max_rows: Any, kind: ColumnType, where: str) -> int | None:
+    """An identifier's declared maximum of rows per person (a whole number ≥ 1), or None."""
+    if max_rows is None:
+        return None
+    if kind is not ColumnType.IDENTIFIER:
+        raise DataError(f"{where}: max_rows only applies to an identifier column")
+    if isinstance(max_rows, bool) or not isinstance(max_rows, int | float) \
+            or not float(max_rows).is_integer() or not 1 <= max_rows <= 1_000_000:
+        raise DataError(f"{where}: max_rows must be a whole number of rows between 1 and "
+                        f"1,000,000, not {max_rows!r}")
+    return int(max_rows)
 
 
 def _checked_labels(labels: Any, kind: ColumnType, categories: tuple[str, ...],
@@ -318,7 +347,8 @@ class Schema:
     def to_dict(self) -> dict[str, Any]:
         """The sidecar's JSON form, in the oldest format that holds it (version 1 without
         value labels, so older DP Studios keep reading the files they can)."""
-        version = SCHEMA_VERSION if any(spec.labels for spec in self.columns) else 1
+        version = (3 if any(spec.type is ColumnType.IDENTIFIER for spec in self.columns)
+                   else 2 if any(spec.labels for spec in self.columns) else 1)
         out: dict[str, Any] = {"schema_version": version}
         if self.description:
             out["description"] = self.description

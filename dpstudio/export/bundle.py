@@ -13,7 +13,7 @@ ledger's list of files. The project writes it to a private folder of its own.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -30,6 +30,7 @@ from dpstudio.export.manifest import (
     manifest_bytes,
     missing_treatment,
 )
+from dpstudio.export.manifest_parties import protocol_sections
 from dpstudio.export.report_analyst import AnalystFigures
 from dpstudio.export.report_input import ReportInput
 from dpstudio.export.script import release_script
@@ -103,6 +104,9 @@ class BundleInput:
     #: A dataset of many files: each file's name, size, mtime and SHA-256 as the release
     #: read it (:class:`dpstudio.data.folders.FileEntry`); None for one file.
     dataset_files: list[dict[str, Any]] | None = None
+    #: A user-level release: ``{"identifier": column, "max_rows": k}``
+    #: (:func:`~dpstudio.export.manifest_contributions.contributions_section`); None: rows.
+    contributions: dict[str, Any] | None = None
 
     @property
     def shape(self) -> str:
@@ -186,7 +190,8 @@ def _manifest(inp: BundleInput, files: list[RenderedFile]) -> dict[str, Any]:
         "execution": dict(inp.execution) if inp.execution else {"engine": "pandas"},
         "trust_model": inp.trust_model,
         "query": {"statistic": spec.query, "column": spec.column,
-                  "quantile": spec.quantile, "relation": spec.relation,
+                  "quantile": spec.quantile,
+                  "relation": pub.get("relation", spec.relation),
                   **({"features": list(pub["features"])} if inp.shape == "model" else {}),
                   **({"missing": m} if "missing" in options
                      and (m := missing_treatment(spec)) else {})},
@@ -198,11 +203,14 @@ def _manifest(inp: BundleInput, files: list[RenderedFile]) -> dict[str, Any]:
         "privacy": {"epsilon": float(inp.epsilon), "delta": float(inp.delta),
                     "epsilon_exact": _exact_text(inp.epsilon),
                     "delta_exact": _exact_text(inp.delta),
-                    "relation": spec.relation, "accountant": inp.accountant},
+                    "relation": pub.get("relation", spec.relation),
+                    "accountant": inp.accountant},
+        **({"contributions": dict(inp.contributions)} if inp.contributions else {}),
         "confidence": spec.confidence,
         "randomness": pub.get("source", ""),
         **({"local": _local_section(inp)} if "records" in options else {}),
         **({"model": _model_section(inp)} if inp.shape == "model" else {}),
+        **protocol_sections(pub),  # shuffle, secure aggregation: who sees what
         "files": [file_entry(f.name, f.role, f.data) for f in files],
     }
 
@@ -259,7 +267,9 @@ def _report_input(inp: BundleInput, analyst: bool) -> ReportInput:
     return ReportInput(
         release_id=inp.release_id, uid=inp.uid, created_at=inp.created_at,
         dataset_name=inp.dataset_name, fingerprint=inp.fingerprint, spec=inp.spec,
-        public=inp.public, epsilon=float(inp.epsilon), delta=float(inp.delta),
+        public=({**inp.public, "contributions": dict(inp.contributions)}
+                if inp.contributions else inp.public),
+        epsilon=float(inp.epsilon), delta=float(inp.delta),
         accountant=inp.accountant, budget_epsilon=float(inp.budget_epsilon),
         budget_delta=float(inp.budget_delta), history=inp.history,
         engine_version=__version__, trust_model=inp.trust_model,
@@ -316,10 +326,17 @@ def render_bundle(inp: BundleInput) -> list[RenderedFile]:
         For a kind of result that has no export table, or a local release without its
         collector's records.
     """
+    if inp.public.get("query") == "train":  # a trained model: weights, a model card
+        from dpstudio.export.model_files import render_train_bundle
+
+        return render_train_bundle(inp)
     make_table = _TABLES.get(inp.shape)
     if make_table is None:
         raise ValueError(f"a {inp.shape} result is not exported")
     table = make_table(inp.public)
+    if "parties" in inp.public:  # shuffle, secure aggregation: not a local estimate
+        table = replace(table, title=f"{inp.capability.title} {inp.public['query']} of "
+                                     f"{inp.public.get('column')}")
     meta = _meta(inp)
     formats = [normalize_format(x) for x in inp.formats]
     files = [RenderedFile(inp.stem + FORMATS[f], f"export/{f}", render_table(table, f, meta))
@@ -346,6 +363,7 @@ def render_bundle(inp: BundleInput) -> list[RenderedFile]:
                               files=inp.dataset_files is not None,
                               engine=(inp.execution or {}).get("engine", "pandas"),
                               scheduler=(inp.execution or {}).get("scheduler"),
+                              public=inp.public,
                               model={"label": inp.public["column"],
                                      "features": list(inp.public["features"]),
                                      "bounds": dict(inp.public["bounds"]),

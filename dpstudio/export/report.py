@@ -46,6 +46,7 @@ from dpstudio.engine.registry import REGISTRY
 from dpstudio.engine.tradeoff import alpha_grid, epsilon_delta_tradeoff
 from dpstudio.export._qt import ensure_gui_application, png_bytes, quiet_qt
 from dpstudio.export.errors import ExportError
+from dpstudio.export.manifest_contributions import contributions_sentence
 from dpstudio.export.plots import budget_image, error_bar_image, tradeoff_image, utility_image
 from dpstudio.export.report_analyst import AnalystFigures, measure_clamping
 from dpstudio.export.report_curves import (
@@ -56,6 +57,13 @@ from dpstudio.export.report_curves import (
     own_tradeoff_caption,
 )
 from dpstudio.export.report_input import ReportInput, is_model
+from dpstudio.export.report_protocol import (
+    PROTOCOL_CURATOR,
+    protocol_caption,
+    protocol_guarantee,
+    protocol_rows,
+    protocol_series,
+)
 from dpstudio.export.report_sections import (
     FIGURE_TITLES,
     analyst_banner,
@@ -246,7 +254,9 @@ def _report_guarantee(inp: ReportInput) -> str:
 
 def _curator_guarantee(inp: ReportInput, opening: str) -> str:
     """Noise added once by a trusted curator: ``opening`` says to what."""
-    who = ("whether any one person's record is in the data"
+    who = ("whether any one person's rows are in the data"
+           if inp.public.get("contributions") else
+           "whether any one person's record is in the data"
            if inp.spec.relation == "add-remove" else
            "what any one person's record says (between two values of their choice)")
     text = (opening
@@ -392,12 +402,19 @@ _READINGS = {
                          _report_guarantee, _estimate_caption, _estimate_rows),
     "model": _Reading(_CURATOR, model_utility_series, own_first_curve, own_tradeoff_caption,
                       _model_guarantee, _model_caption, _model_rows),
+    # Shuffle and secure aggregation (estimates too, but no per-person report is seen).
+    "protocol": _Reading(PROTOCOL_CURATOR, protocol_series, local_first_curve,
+                         local_tradeoff_caption, protocol_guarantee, protocol_caption,
+                         protocol_rows),
 }
 
 
 def _reading(inp: ReportInput) -> _Reading:
+    from dpstudio.analysis.protocol_release import is_protocol
+
     try:
-        return _READINGS[inp.shape]
+        return _READINGS["protocol" if is_protocol(inp.trust_model) and not is_model(
+            inp.public) else inp.shape]
     except KeyError:
         raise ExportError(f"there is no report for a {inp.shape} result") from None
 
@@ -423,7 +440,10 @@ def _method_table(inp: ReportInput) -> str:
          f"{', '.join(pub['features'])}" if model else f"{spec.query} of {spec.column}"
          + (f" (q = {spec.quantile:g})" if spec.query == "quantile" else "")),
         ("declared domain", domain + " — declared, never read off the data"),
-        ("neighbouring relation", spec.relation),
+        ("neighbouring relation", pub.get("relation", spec.relation)),
+        *((("contributions per person",
+            contributions_sentence(pub["contributions"]["max_rows"])),)
+          if pub.get("contributions") else ()),
         *((("missing values", _missing_text(spec)),)
           if "missing" in inp.capability.options and _missing_text(spec) else ()),
         ("mechanism", f"{info.label}: {info.description}"),

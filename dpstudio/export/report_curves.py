@@ -50,7 +50,10 @@ def release_curve(inp: ReportInput, alpha: np.ndarray) -> ReleaseCurve | None:
     """
     if is_model(inp.public):
         return None
-    curve = release_tradeoff(inp.spec, inp.trust_model, alpha=alpha)
+    # A protocol's curve is that of its noise as planned for the release's n clients.
+    clients = inp.public.get("n_clients") or inp.public.get("n")
+    curve = release_tradeoff(inp.spec, inp.trust_model, alpha=alpha,
+                             clients=int(clients) if clients else None)
     return curve if curve.available else None
 
 

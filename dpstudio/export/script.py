@@ -342,7 +342,7 @@ def release_script(*, release_id: int, created_at: str, version: str, dataset_na
                    script_name: str, trust_model: str = "central",
                    model: dict[str, Any] | None = None, header: bool = True,
                    files: bool = False, engine: str = "pandas",
-                   scheduler: str | None = None) -> str:
+                   scheduler: str | None = None, public: dict[str, Any] | None = None) -> str:
     """The source text of a script that repeats the release with fresh noise.
 
     Parameters
@@ -372,6 +372,9 @@ def release_script(*, release_id: int, created_at: str, version: str, dataset_na
         Where a folder's files are summed (``pandas`` or ``dask``) and the Dask scheduler's
         address (None or ``"local"``: a local cluster); the script's user may choose
         another.
+    public : dict, optional
+        The release's public fields: a shuffle or secure-aggregation release's script
+        reruns its protocol, calibrated as the release was (``calibrated_for``).
 
     Returns
     -------
@@ -406,4 +409,15 @@ def release_script(*, release_id: int, created_at: str, version: str, dataset_na
                              scheduler=None if scheduler in (None, _LOCAL_CLUSTER)
                              else scheduler,
                              header=header, **common)
+    from dpstudio.analysis.protocol_release import is_protocol
+
+    if model is None and is_protocol(trust_model):
+        from dpstudio.analysis.capabilities import capability, mechanism_fits
+        from dpstudio.export.script_protocol import protocol_script
+
+        if not mechanism_fits(AnalysisSpec(trust_model, spec)):
+            raise ValueError(f"no script for {trust_model}-model releases with "
+                             f"{spec.mechanism}")
+        return protocol_script(spec, public or {}, trust_model, capability(trust_model).title,
+                               _spec_lines, _doc_safe, **common)
     return write(spec, model, **common)

@@ -59,6 +59,7 @@ import numpy as np
 
 from dpstudio.analysis import AnalysisResult, AnalysisSpec, capability, release_refusal, resolve
 from dpstudio.analysis import run as run_analysis
+from dpstudio.analysis.contribution import with_identifier
 from dpstudio.analysis.partitioned import partition_kind
 from dpstudio.analysis.resolve import reader_for
 from dpstudio.data.atomic import fsync_dir, write_durably
@@ -87,6 +88,7 @@ from dpstudio.project.errors import (
 )
 from dpstudio.project.identity import declared_dict
 from dpstudio.project.ledger_loss import charge_loss, loss_json, planned_loss, release_loss
+from dpstudio.project.privacy_unit import check_unit
 from dpstudio.project.records import DatasetRecord, ReleaseRecord, dec_text
 from dpstudio.project.recovery import tamper_message
 from dpstudio.project.release_files import (
@@ -98,6 +100,13 @@ from dpstudio.project.release_files import (
     one_file,
     release_engine,
     sum_where_data_is,
+)
+from dpstudio.project.release_parties import (
+    noise_of,
+    protocol_notes,
+    public_of,
+    resolve_release,
+    rows_of,
 )
 from dpstudio.project.spec import ReleaseSpec
 from dpstudio.project.store import absolute, now
@@ -111,6 +120,11 @@ __all__ = ["RELEASE_WAIT", "ReleaseTransaction"]
 # exceeded), never "busy". The bound only ends a wait behind a holder that is alive but
 # stuck (a dead holder's lock is dropped by the kernel at once).
 RELEASE_WAIT = 900.0
+
+
+def _is_plan(spec: Any) -> bool:
+    """A release plan (:class:`~dpstudio.project.spec_plan.PlanSpec`), not one statistic."""
+    return hasattr(spec, "plan") and not hasattr(spec, "query")
 
 
 def _slug(text: str) -> str:
@@ -154,6 +168,8 @@ class _Prepared:
     #: A tight accountant's gate before the draw: the description the release will draw
     #: (from the spec alone, :func:`planned_loss`); None: its charge's pure/approx one.
     planned: Any = None
+    #: A user-level release: each row's identifier (its person's rows bounded first).
+    ids: Any = None
 
     def cleanup_dirs(self) -> None:
         """Remove output folders this release created, if they are still empty."""
@@ -174,11 +190,17 @@ class ReleaseTransaction:
         like :meth:`release` would (BudgetExceededError, DatasetChangedError, …).
         ``state`` (progress and cancel) follows the sums of a folder or of Dask.
         """
+        if _is_plan(spec):  # schema_version = 2: several statistics, one charge
+            from dpstudio.project.release_plan import check_plan
+
+            return check_plan(self, spec, out_dir)
         prep = self._prepare(spec, out_dir, create_out=False, state=state)
         remaining = prep.budget if prep.record is None else self.remaining(prep.record)
         return {"query": prep.query, "epsilon": prep.charge[0], "delta": prep.charge[1],
                 "registers_dataset": prep.record is None, "dataset": prep.name,
-                "notes": prep.notes, "budget": prep.budget, "remaining": remaining}
+                "notes": prep.notes + protocol_notes(prep.analysis,
+                                                     rows_of(prep.values, prep.sums)),
+                "budget": prep.budget, "remaining": remaining}
 
     def release(self, spec: ReleaseSpec, out_dir: str | os.PathLike[str],
                 state: Any = None) -> ReleasedRecord:
@@ -194,6 +216,10 @@ class ReleaseTransaction:
         """
         from dpstudio.jobs import check as check_state
 
+        if _is_plan(spec):  # schema_version = 2: several statistics, one charge
+            from dpstudio.project.release_plan import release_plan
+
+            return release_plan(self, spec, out_dir, state)
         with self._lock.held(RELEASE_WAIT):
             self._recover_locked()
             pause("start")
@@ -236,6 +262,10 @@ class ReleaseTransaction:
 
     def _prepare(self, spec: ReleaseSpec, out_dir: str | os.PathLike[str], create_out: bool,
                  state: Any = None) -> _Prepared:
+        if spec.training is not None:  # a trained model (query = "train"): its own checks
+            from dpstudio.project.release_model import prepare_train
+
+            return prepare_train(self, spec, out_dir, create_out, state)
         trust_model = spec.trust_model
         analysis = AnalysisSpec(trust_model, spec.query, features=spec.features)
         refused = release_refusal(analysis)  # the capability table decides, in one sentence
@@ -274,7 +304,18 @@ class ReleaseTransaction:
                 declared = Schema.from_dict(record.schema)
         for feature in spec.features or ():
             require_column(data.frame, feature)
-        analysis, notes = resolve(analysis, declared)
+        # A named or declared identifier makes the release user-level (central only).
+        analysis = with_identifier(analysis, spec.identifier, spec.max_rows, declared)
+        if analysis.identifier is not None:
+            require_column(data.frame, analysis.identifier)
+            if spec.script:  # export/script.py writes a row-level release: less noise
+                raise ProjectError("a user-level release (identifier) has no script yet: "
+                                   "the script would release per row; set script = false")
+            if engine == "dask":
+                raise ProjectError("a user-level release (identifier) runs on the pandas "
+                                   "engine for now: set engine = \"pandas\"")
+        analysis, notes = (resolve(analysis, declared) if analysis.identifier is not None
+                           else resolve_release(analysis, declared))
         notes = identity_notes + notes
         sums = None
         if engine == "dask":  # one file, one partition: read and hashed by its task
@@ -301,7 +342,10 @@ class ReleaseTransaction:
                                f"{', '.join(ds.columns[:8])}{'…' if len(ds.columns) > 8 else ''})")
         sidecar = ds.sidecar
         declared = load_schema(sidecar) if sidecar.is_file() else None
-        analysis, notes = resolve(analysis, declared)
+        if with_identifier(analysis, spec.identifier, spec.max_rows, declared).identifier:
+            raise ProjectError("a user-level release (identifier) reads one file for now, "
+                               "not a folder or glob")
+        analysis, notes = resolve_release(analysis, declared)
         if spec.script and partition_kind(analysis) == "reports":
             raise ProjectError("a local release on a folder has no script yet (the script "
                                "of a folder sums central statistics); set script = false")
@@ -355,6 +399,11 @@ class ReleaseTransaction:
                                        model_bounds)
         elif frame is not None:
             values = read_values(frame, query, declared)
+        ids = None  # user-level: each row's identifier (missing ones are left out)
+        if analysis.identifier is not None:
+            from dpstudio.data.columns import category_column
+
+            ids = category_column(frame, analysis.identifier)
         acc = get_accountant(accountant)
         # The query's ε and δ are the engine's own (a local query's are its randomizer's,
         # see resolve_local_query); _charge checks them again against the result object.
@@ -363,6 +412,7 @@ class ReleaseTransaction:
         with self._db() as conn:
             of = record.id if record is not None else budget_of
             charges, losses = self._losses(conn, of) if of is not None else ([], [])
+            check_unit(self, conn, of, analysis.identifier, path.name)  # row or person
         label = path.name
         if record is not None and record.fingerprint != fingerprint:
             label += f" (the same rows as registered dataset #{record.id}, {record.name})"
@@ -374,7 +424,7 @@ class ReleaseTransaction:
         return _Prepared(spec, query, notes, path, fingerprint, path.name, schema, record, budget,
                          relation, accountant, charge, values, reader_for(query, declared),
                          out, created, spec.trust_model, model, content, budget_of, analysis,
-                         sums, multi, planned)
+                         sums, multi, planned, ids=ids)
 
     def _stem(self, release_id: int, prep: _Prepared, uid: str) -> str:
         from dpstudio.export.bundle import file_names
@@ -385,6 +435,10 @@ class ReleaseTransaction:
                        and not (prep.sums is not None and is_local_tallies(prep.sums.total)))
             names = file_names(stem, prep.spec.formats, prep.spec.report, prep.spec.script,
                                records=records, script_format=prep.spec.script_format)
+            if prep.spec.training is not None:  # coefficients or weights, a model card
+                from dpstudio.project.release_model import train_file_names
+
+                names = train_file_names(stem, prep.spec)
             if not any((prep.out / n).exists() or (prep.out / tmp_name(n, uid)).exists()
                        for n in names):
                 return stem
@@ -399,6 +453,7 @@ class ReleaseTransaction:
         (for the analyst's copy, written after the release is done).
         """
         from dpstudio.export.bundle import BundleInput, render_bundle
+        from dpstudio.export.manifest_contributions import contributions_section
         from dpstudio.export.report_analyst import measure_clamping
 
         acc = get_accountant(prep.accountant)
@@ -415,6 +470,8 @@ class ReleaseTransaction:
             if problems:
                 raise LedgerTamperedError(tamper_message(self.path, problems), problems)
             charges, losses = self._losses(conn, dataset_id)
+            check_unit(self, conn, dataset_id, None if prep.analysis is None
+                       else prep.analysis.identifier, prep.name)
             _check_budget(acc, prep.budget, charges, losses, prep.charge, prep.planned,
                           prep.name)
             spec_dict = _spec_dict(prep)
@@ -479,13 +536,15 @@ class ReleaseTransaction:
                 header=prep.spec.header, analyst=analyst,
                 execution=execution_of(prep.sums),
                 dataset_files=None if not prep.multi else [
-                    f.to_dict() for f in prep.sums.files])
+                    f.to_dict() for f in prep.sums.files],
+                contributions=None if prep.analysis is None else contributions_section(
+                    prep.analysis.identifier, prep.analysis.max_rows))
             files = render_bundle(bundle)
             conn.executemany(
                 "INSERT INTO release_files (release_id, name, role, sha256, bytes) VALUES "
                 "(?, ?, ?, ?, ?)",
                 [(release_id, f.name, f.role, f.sha256, len(f.data)) for f in files])
-            noise = result.noise_description(public)
+            noise = noise_of(result, public)
             conn.execute("UPDATE releases SET noise_json = ?, result_json = ? WHERE id = ?",
                          (json.dumps(noise, allow_nan=False),
                           json.dumps(public, allow_nan=False, ensure_ascii=False), release_id))
@@ -611,26 +670,31 @@ def _draw(prep: _Prepared) -> tuple[dict[str, Any], dict[str, Any] | None, Analy
     collector received (a local release; None otherwise), and the result, whose ε and δ
     (the engine object's) are charged.
     """
+    if prep.spec.training is not None:  # a trained model: one training from the OS CSPRNG
+        from dpstudio.project.release_model import draw_train
+
+        return draw_train(prep)
     if prep.sums is not None and is_local_tallies(prep.sums.total):
         # Randomized where the data is (each task from its own OS CSPRNG): the estimator,
         # once, here, on the tallies; nothing is left to draw, and no report to export.
         result = prep.sums.finish(prep.sums.total, prep.sums.plan, SecureSource())
         if result.simulated:  # pragma: no cover - SecureSource is never simulated
             raise ProjectError("a release needs the OS CSPRNG")
-        return result.public(), None, result
+        return public_of(result), None, result
     if prep.sums is not None:  # the exact integers summed where the data is; noise once, here
         from dpstudio.execution.run import result_from_sums
 
         result = result_from_sums(prep.analysis, prep.sums.total, SecureSource())
-        return result.public(rows=int(prep.sums.total.size)), None, result
+        return public_of(result, rows=int(prep.sums.total.size)), None, result
     values = prep.model if prep.model is not None else prep.values
-    result = run_analysis(prep.analysis, values, SecureSource())
+    user_level = {} if prep.ids is None else {"ids": prep.ids}  # each row's person
+    result = run_analysis(prep.analysis, values, SecureSource(), **user_level)
     if result.simulated:  # pragma: no cover - SecureSource is never simulated
         raise ProjectError("a release needs the OS CSPRNG")
     records = result.records() if result.records is not None else None
     # n is exported where the engine makes it public (imputed values under replace-one).
     rows = None if prep.model is not None else int(np.asarray(prep.values).size)
-    return result.public(rows=rows), records, result
+    return public_of(result, rows=rows), records, result
 
 
 def _spec_dict(prep: _Prepared) -> dict[str, Any]:
@@ -651,6 +715,11 @@ def _spec_dict(prep: _Prepared) -> dict[str, Any]:
         "header": prep.spec.header, "missing": q.missing,
         "impute": q.impute_value() if q.missing == "impute" else None,
     }
+    if prep.analysis is not None and prep.analysis.identifier is not None:
+        out["identifier"] = prep.analysis.identifier  # user-level: its declared bound
+        out["max_rows"] = prep.analysis.max_rows
     if prep.model is not None:
         out["features"] = list(prep.model.features)
+    if prep.spec.training is not None:  # the model, method and sites it was trained with
+        out["train"] = dict(prep.spec.training)
     return out

@@ -26,7 +26,11 @@ Example (every key but ``schema_version``, ``dataset``, ``column``, ``query``,
     # trust_model = "local"         # default "central"; "local": each record randomized on
     #                               # its owner's side (histogram or mean, with rr, krr,
     #                               # sue, oue, olh, hadamard, cms, local_laplace,
-    #                               # local_gaussian or duchi), relation "replace"
+    #                               # local_gaussian or duchi), relation "replace";
+    #                               # "shuffle": a sum or mean with cloak or blanket;
+    #                               # "distributed": secure aggregation, secagg_gaussian
+    #                               # or skellam ([params] max_dropouts = the dropouts
+    #                               # tolerated), delta > 0
     # share_budget_with = 1         # this file is a version of registered dataset #1 (same
     #                               # people): spend that dataset's budget
     # separate_budget = true        # this file looks like a version of a registered dataset
@@ -37,6 +41,9 @@ Example (every key but ``schema_version``, ``dataset``, ``column``, ``query``,
     # engine = "dask"               # where the sums are computed: "pandas", "dask" or
     #                               # "auto" (default; see dpstudio.execution.engines)
     # scheduler = "tcp://host:8786" # the Dask cluster (default: a local one, closed after)
+    # identifier = "person_id"      # central count/sum/mean/variance/histogram: protect
+    # max_rows = 5                  # people, each person's rows beyond max_rows dropped at
+    #                               # random first (default: the schema's declaration)
 
     [params]                        # further mechanism parameters
     # calibration = "analytic"
@@ -90,6 +97,8 @@ _TOP += ("share_budget_with", "separate_budget")
 _TOP += ("engine", "scheduler")
 #: How the reproducible script is written: a Python file or a Jupyter notebook.
 _TOP += ("script_format",)
+#: User-level releases: the column identifying a person and the declared rows per person.
+_TOP += ("identifier", "max_rows")
 SCRIPT_FORMATS = ("py", "ipynb")
 _TABLES = ("params", "budget")
 _REQUIRED = ("dataset", "column", "query", "mechanism", "epsilon")
@@ -134,6 +143,13 @@ class ReleaseSpec:
     scheduler: str | None = None
     #: ``py`` (a Python script) or ``ipynb`` (the same code as a notebook).
     script_format: str = "py"
+    #: A trained model (``query = "train"``): its model, method and sites
+    #: (:mod:`dpstudio.project.train_spec`); None for every other release.
+    training: dict[str, Any] | None = field(default=None, compare=False)
+    #: User-level releases: the column identifying a person (None: the schema's declared
+    #: identifier, if any) and the declared maximum of rows per person.
+    identifier: str | None = None
+    max_rows: int | None = None
 
 
 def _where(source: str) -> str:
@@ -216,9 +232,17 @@ def parse_spec(data: dict[str, Any], source: str = "", base: Path | None = None)
     version = data.get("schema_version")
     if version is None:
         raise SpecError(f"{where}missing schema_version (write schema_version = {SPEC_VERSION})")
+    if version == 2:  # a release plan: several statistics under one budget
+        from dpstudio.project.spec_plan import parse_plan_spec
+
+        return parse_plan_spec(data, source, base)
     if version != SPEC_VERSION:
         raise SpecError(f"{where}unsupported schema_version {version!r} (this DP Studio reads "
-                        f"{SPEC_VERSION})")
+                        f"{SPEC_VERSION} and 2, a release plan)")
+    if data.get("query") == "train":  # a trained model: the keys of dpstudio train
+        from dpstudio.project.train_spec import parse_train_spec
+
+        return parse_train_spec(data, source, base)
     unknown = sorted(set(data) - set(_TOP) - set(_TABLES))
     if unknown:
         raise SpecError(f"{where}unknown key {unknown[0]!r} (known: {', '.join(_TOP)}, "
@@ -317,6 +341,9 @@ def parse_spec(data: dict[str, Any], source: str = "", base: Path | None = None)
         features=features, share_budget_with=share, separate_budget=separate,
         header=_bool(data, "header", where, True), engine=engine, scheduler=scheduler,
         script_format=_script_format(data, where),
+        identifier=_string(data, "identifier", where),
+        max_rows=_number(data, "max_rows", where, integer=True, low=1,
+                         what="a number of rows per person"),
     )
 
 
@@ -435,6 +462,10 @@ def _key(key: str) -> str:
 
 def spec_text(spec: ReleaseSpec) -> str:
     """The TOML text of a spec (what :func:`save_spec` writes)."""
+    if spec.training is not None:
+        from dpstudio.project.train_spec import train_spec_text
+
+        return train_spec_text(spec)
     q = spec.query
     lines = [f"schema_version = {SPEC_VERSION}", f"dataset = {_toml_str(str(spec.dataset))}"]
     if spec.fingerprint:
@@ -457,6 +488,7 @@ def spec_text(spec: ReleaseSpec) -> str:
         ("engine", None if spec.engine == "auto" else spec.engine),
         ("scheduler", spec.scheduler),
         ("script_format", None if spec.script_format == "py" else spec.script_format),
+        ("identifier", spec.identifier), ("max_rows", spec.max_rows),
     ]
     for key, value in fields:
         if value is not None:

@@ -621,6 +621,9 @@ class ProjectStore:
                      "registered_at": rec.registered_at, "content_hash": rec.content_hash,
                      "rows": rec.rows, "budget_of": rec.budget_of}
             entry |= self.budget(rec).to_dict()
+            from dpstudio.project.privacy_unit import dataset_unit  # row or person:COL
+
+            entry["unit_of_privacy"] = dataset_unit(self, rec.id)
             entry["spent_by_accountant"] = {
                 name: {"epsilon": float(e), "delta": float(d),
                        "epsilon_exact": exact_str(e), "delta_exact": exact_str(d)}

@@ -257,6 +257,15 @@ class AnalysisPanel(MissingValueRows, QScrollArea):
         relation_label = QLabel("Neighbours", box)
         relation_label.setToolTip(GLOSSARY["relation"])
         form.addRow(relation_label, self.relation_combo)
+        # A declared identifier column: releases protect people (up to k rows each).
+        self.user_level_label = _muted("", box)
+        self.user_level_label.setToolTip("A column of the schema identifies a person: each "
+                                         "person's rows beyond the declared maximum are "
+                                         "dropped at random before a release, and every "
+                                         "sensitivity scales with it; the preview and "
+                                         "curves here are the user-level ones.")
+        self.user_level_label.setVisible(False)
+        form.addRow(self.user_level_label)
         self.confidence_combo = QComboBox(box)
         for c in CONFIDENCES:
             self.confidence_combo.addItem(f"{c:.0%}", c)
@@ -408,6 +417,7 @@ class AnalysisPanel(MissingValueRows, QScrollArea):
             tip += f":\n{name_tooltip(s.column)}"
         self.column_combo.setToolTip(tip)
         self.domain_label.setText(self._domain_text())
+        self._refresh_user_level()
 
         self.query_combo.clear()
         model = self.query_combo.model()
@@ -431,6 +441,18 @@ class AnalysisPanel(MissingValueRows, QScrollArea):
                                     "No mechanism for this combination yet.")
         params = [p for p in info.params if p.name not in ("epsilon", "delta")] if info else []
         self.param_form.set_params(params, s.params, s.refused_for("params."))
+
+    def _refresh_user_level(self) -> None:
+        """"user-level: up to k rows per person" while the schema declares an identifier."""
+        from dpstudio.analysis.contribution import declared_identifier, user_level_text
+
+        schema = self.session.schema
+        name = declared_identifier(schema)
+        k = schema.get(name).max_rows if name is not None else None
+        text = (user_level_text(k) if k is not None else
+                f"identifier {name!r}: declare its rows per person" if name else "")
+        self.user_level_label.setText(text)
+        self.user_level_label.setVisible(bool(text))
 
     def _fill_mechanisms(self, infos: list[Any]) -> None:
         """The mechanism combo's items: short names (the full name and what it does in

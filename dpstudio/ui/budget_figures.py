@@ -4,19 +4,36 @@ button read it: total, spent, this release, left — exact decimals that add up.
 With a project open the totals and the spending are the project's (its ledger, counted
 by its accountant); otherwise the session's totals, of which nothing is spent (real
 releases are made in a project only).
+
+Under a tight accountant (``advanced``, ``zcdp``, ``pld``) what this release adds is not
+its ε: the accountant composes the ledger's privacy-loss descriptions with the one this
+release would draw (:func:`~dpstudio.project.ledger_loss.planned_loss`, from the
+declaration alone) and "left" is the total minus that composition — the same figure the
+release transaction gates with. Basic composition subtracts, as before.
+
+Composing can take a second (a discrete Gaussian's exact privacy-loss distribution, the
+calibration of a new ε), too long for the UI thread during a slider drag: the figures say
+what is still to compose (:attr:`BudgetFigures.pending`), the budget panel composes it in
+a worker (:func:`compose_pending`), and the figures read the result once it is cached.
+Until then the ε words say so ("… → composing under pld") and the release is not called
+over budget on ε (the release transaction gates it with the accountant in any case).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
 from dpstudio.analysis.choices import fixed_epsilon, release_epsilon
 from dpstudio.engine.accounting import budget as exact_budget
+from dpstudio.engine.accounting.loss import LossDescription
 
-__all__ = ["BudgetFigures", "ProjectBudget", "amount", "budget_figures", "largest_within"]
+__all__ = ["BudgetFigures", "ProjectBudget", "TightRequest", "amount", "budget_figures",
+           "compose_pending", "largest_within"]
 
 _ZERO = Decimal(0)
 
@@ -28,7 +45,9 @@ class ProjectBudget:
     ``registered`` is False when the dataset has no release yet: its first release
     registers it with these totals (the project's defaults). ``exact_total`` and
     ``exact_spent`` are the project's exact decimals, (ε, δ) each, as its accountant
-    counts them (None: read from the floats).
+    counts them (None: read from the floats). ``losses`` are the privacy-loss
+    descriptions of the releases charged to this budget, as the project's accountant
+    composes them (None: not read; a tight accountant's "left" then subtracts ε).
     """
 
     project: str
@@ -42,6 +61,7 @@ class ProjectBudget:
     accountant: str = "basic"
     exact_total: tuple[Decimal, Decimal] | None = None
     exact_spent: tuple[Decimal, Decimal] | None = None
+    losses: tuple[LossDescription, ...] | None = None
 
     @property
     def remaining_epsilon(self) -> float:
@@ -110,6 +130,13 @@ class BudgetFigures:
     fixed : bool
         Whether a mechanism parameter fixes this release's ε (randomized response's p):
         the ε box cannot lower it.
+    composed : tuple of Decimal or None
+        Under a tight accountant, the (ε, δ) it spends with this release added (the
+        ledger's descriptions and this release's composed); None under basic
+        composition, when the ledger's descriptions were not read, or while pending.
+    pending : TightRequest or None
+        Under a tight accountant, what is still to compose (give it to
+        :func:`compose_pending`, in a worker); None when nothing is.
     """
 
     total: tuple[Decimal, Decimal]
@@ -121,6 +148,24 @@ class BudgetFigures:
     accountant: str = "basic"
     ready: bool = True
     fixed: bool = False
+    composed: tuple[Decimal, Decimal] | None = None
+    pending: TightRequest | None = None
+
+    @property
+    def tight(self) -> bool:
+        """Whether "left" follows a tight accountant's composition (not a difference)."""
+        return self.composed is not None
+
+    @property
+    def added(self) -> tuple[Decimal, Decimal]:
+        """(ε, δ) this release adds to what is spent, as the accountant counts: its own
+        charge under basic composition; under a tight accountant the composition with it
+        minus without it (never below 0: at a larger total δ the composed ε may read
+        lower)."""
+        if self.composed is None:
+            return self.this
+        return (max(self.composed[0] - self.spent[0], _ZERO),
+                max(self.composed[1] - self.spent[1], _ZERO))
 
     @property
     def left(self) -> tuple[Decimal, Decimal]:
@@ -129,7 +174,12 @@ class BudgetFigures:
 
     @property
     def after(self) -> tuple[Decimal, Decimal]:
-        """(ε, δ) left after this release (negative: it does not fit)."""
+        """(ε, δ) left after this release (negative: it does not fit); under a tight
+        accountant, the total minus the composition with this release."""
+        if self.composed is not None:
+            return exact_budget.remaining(self.total, [self.composed])
+        if self.pending is not None:  # ε not known yet: the transaction gates it
+            return exact_budget.remaining(self.total, [self.spent, (_ZERO, self.this[1])])
         return exact_budget.remaining(self.total, [self.spent, self.this])
 
     @property
@@ -169,7 +219,7 @@ class BudgetFigures:
             fit); without a release to count, "ε 1 spent of 3 → 2 left".
         """
         symbol = "εδ"[index]
-        spent, this = amount(self.spent[index]), amount(self.this[index])
+        spent, this = amount(self.spent[index]), amount(self.added[index])
         total = amount(self.total[index])
         if not self.ready:
             left = self.left[index]
@@ -177,6 +227,8 @@ class BudgetFigures:
                     + (f"{amount(-left)} over" if left < 0 else f"{amount(left)} left"))
         after = self.after[index]
         rest = f"{amount(-after)} over" if after < 0 else f"{amount(after)} left"
+        if index == 0 and self.pending is not None:
+            rest = f"composing under {self.accountant}…"
         return f"{symbol} {spent} spent + {this} this release of {total} → {rest}"
 
     def usable(self) -> tuple[float | None, float | None]:
@@ -215,7 +267,9 @@ class BudgetFigures:
                    if which == [1] else "nothing more can be released from it")
             return (f"Over budget: the {names} budget of {self.dataset} {self.where()} is "
                     f"used up ({spent} spent); {end}.")
-        needs = " and ".join(f"{'εδ'[i]} {amount(self.this[i])}" for i in which)
+        needs = " and ".join(f"{'εδ'[i]} {amount(self.added[i])}" for i in which)
+        if self.tight:
+            needs += f" under the {self.accountant} accountant"
         have = " and ".join(f"{'εδ'[i]} {amount(max(left[i], _ZERO))} of "
                             f"{amount(self.total[i])}" for i in which)
         verb = "is" if len(which) == 1 else "are"
@@ -232,7 +286,7 @@ class BudgetFigures:
         after = self.after
         return {"total_epsilon": float(self.total[0]), "total_delta": float(self.total[1]),
                 "spent_epsilon": float(self.spent[0]), "spent_delta": float(self.spent[1]),
-                "this_epsilon": float(self.this[0]), "this_delta": float(self.this[1]),
+                "this_epsilon": float(self.added[0]), "this_delta": float(self.added[1]),
                 "remaining_epsilon": float(after[0]), "remaining_delta": float(after[1])}
 
 
@@ -267,5 +321,101 @@ def budget_figures(session: Any) -> BudgetFigures:
     # as the accountant reads it: the exact decimal of the float.
     this = (exact_budget.exact(release_epsilon(snapshot)),
             exact_budget.exact(s.delta if s.needs_delta else 0.0))
+    composed, pending = None, None
+    if pb is not None and accountant != "basic" and pb.losses is not None:
+        key = TightRequest.of(accountant, tuple(pb.losses), snapshot, this)
+        with _LOCK:
+            composed = _COMPOSED.get(key)
+        pending = key if composed is None else None
     return BudgetFigures(total, spent, this, releases, project, name, accountant,
-                         fixed=fixed_epsilon(snapshot) is not None)
+                         fixed=fixed_epsilon(snapshot) is not None, composed=composed,
+                         pending=pending)
+
+
+@dataclass(frozen=True)
+class TightRequest:
+    """What a tight accountant composes for the figures: the ledger's descriptions and
+    the release on screen (equal requests compose to the same figures).
+
+    Attributes
+    ----------
+    accountant : str
+        ``advanced``, ``zcdp`` or ``pld``.
+    losses : tuple of LossDescription
+        The ledger's releases, as the accountant composes them.
+    release : tuple
+        The release on screen, by what its noise depends on (trust model and query
+        spec; display options such as the confidence level left out).
+    this : tuple of Decimal
+        Its charge (ε, δ).
+    analysis : AnalysisSpec
+        The release, to plan its noise (not compared).
+    """
+
+    accountant: str
+    losses: tuple[LossDescription, ...]
+    release: tuple
+    this: tuple[Decimal, Decimal]
+    analysis: Any = field(compare=False, hash=False, repr=False)
+
+    @classmethod
+    def of(cls, accountant: str, losses: tuple[LossDescription, ...], snapshot: Any,
+           this: tuple[Decimal, Decimal]) -> TightRequest:
+        """The request for the release ``snapshot`` describes (a :class:`Choices`)."""
+        from dpstudio.analysis import AnalysisSpec
+
+        spec = snapshot.spec()
+        same = replace(spec, confidence=0.95)  # the interval's level draws no noise
+        return cls(accountant, losses, (snapshot.trust_model, repr(same)), this,
+                   AnalysisSpec(snapshot.trust_model, spec))
+
+
+# Compositions done, newest last: request → (ε, δ).
+_COMPOSED: OrderedDict[TightRequest, tuple[Decimal, Decimal]] = OrderedDict()
+_COMPOSED_SIZE = 64
+_LOCK = threading.Lock()
+
+
+def compose_pending(pending: TightRequest, state: Any = None) -> tuple[Decimal, Decimal]:
+    """Compose what :attr:`BudgetFigures.pending` names and cache it for the figures.
+
+    Parameters
+    ----------
+    pending : TightRequest
+        The ledger's descriptions and the release on screen.
+    state : State, optional
+        The job's state (:mod:`dpstudio.jobs`): cancellation is checked between steps.
+
+    Returns
+    -------
+    tuple of Decimal
+        (ε, δ) the accountant spends on the ledger's releases and this one.
+    """
+    from dpstudio.jobs import check
+    from dpstudio.project.accountant import get_accountant
+
+    planned = _planned(pending.analysis, pending.this)
+    check(state)
+    found = get_accountant(pending.accountant).spent_losses([*pending.losses, planned])
+    with _LOCK:
+        _COMPOSED[pending] = found
+        _COMPOSED.move_to_end(pending)
+        while len(_COMPOSED) > _COMPOSED_SIZE:
+            _COMPOSED.popitem(last=False)
+    return found
+
+
+def _planned(analysis: Any, this: tuple[Decimal, Decimal]) -> LossDescription:
+    """What the release on screen would draw, from the declaration alone (the engine run
+    on a one-value stand-in); its charge's pure/approx description when that cannot be
+    said or would claim less than the charge (pessimistic)."""
+    from dpstudio.project.ledger_loss import charge_loss, planned_loss
+
+    try:
+        found = planned_loss(analysis)
+    except Exception:  # noqa: BLE001 - any refusal: the charge's description instead
+        found = None
+    if found is not None and exact_budget.exact(found.epsilon) >= this[0] and (
+            exact_budget.exact(found.delta) >= this[1]):
+        return found
+    return charge_loss(*this)

@@ -2,11 +2,14 @@
 
 With a project open, the totals and the spending are the project's (its ledger of real
 releases, across sessions); otherwise a session-level budget the analyst sets here.
-Counted by the project's accountant (basic composition: ε and δ add up). Simulations
-spend nothing, and the release being prepared is not spent until it is made: the bar
-draws it as a second, hatched segment after the solid one of what is spent, and the
-words add up ("ε 1 spent + 1 this release of 3 → 1 left"). When the release does not fit,
-"Use the remaining ε" sets ε to exactly what is left.
+Counted by the project's accountant (basic composition: ε and δ add up). Under a tight
+accountant (advanced, zCDP, PLD) "spent" and "left" are its composition of the ledger's
+releases and this one (:mod:`~dpstudio.ui.budget_figures`), and a line above the bars
+names it in a few words, with a one-sentence tooltip. Simulations spend nothing, and the
+release being prepared is not spent until it is made: the bar draws it as a second,
+hatched segment after the solid one of what is spent, and the words add up ("ε 1 spent
++ 1 this release of 3 → 1 left"). When the release does not fit, "Use the remaining ε"
+sets ε to exactly what is left.
 """
 
 from __future__ import annotations
@@ -24,13 +27,19 @@ from PySide6.QtWidgets import (
 
 from dpstudio.project import ProjectError
 from dpstudio.project.store import budget_amounts
-from dpstudio.ui.budget_figures import BudgetFigures, amount, budget_figures
+from dpstudio.ui.budget_figures import (
+    BudgetFigures,
+    amount,
+    budget_figures,
+    compose_pending,
+)
 from dpstudio.ui.number_boxes import mark
 from dpstudio.ui.param_form import REFUSED_STYLE, ScientificSpinBox, SignificantSpinBox
 from dpstudio.ui.session import Session
 from dpstudio.ui.style import MUTED
+from dpstudio.ui.worker import JobRunner
 
-__all__ = ["BudgetBar", "BudgetPanel"]
+__all__ = ["ACCOUNTANT_LINES", "BudgetBar", "BudgetPanel"]
 
 SESSION_NOTE = ("Simulations spend nothing. Session-level: open or create a project (File "
                 "menu) to keep a ledger of real releases across sessions.")
@@ -38,6 +47,19 @@ PROJECT_NOTE = ("Simulations spend nothing. The totals were set when the dataset
                 "registered in the project; the spending is its ledger of real releases.")
 SPENT_COLOUR = "#2563eb"
 OVER_COLOUR = "#b42318"
+#: A tight accountant in a few words, and its one-sentence tooltip (basic: no line).
+ACCOUNTANT_LINES = {
+    "advanced": ("Counted by advanced composition",
+                 "Spent and left follow the optimal composition of the releases' (ε, δ) "
+                 "(Kairouz, Oh & Viswanath 2015), not the sum of their ε."),
+    "zcdp": ("Counted by zCDP (ρ adds up)",
+             "Spent and left follow zero-concentrated DP: the releases' ρ add up (pure-ε "
+             "ones as ε²/2) and are converted to ε at the releases' total δ."),
+    "pld": ("Counted by privacy-loss distributions",
+            "Spent and left follow the privacy-loss distributions of what each release "
+            "drew, this one included, composed by FFT (pessimistic) and read at the "
+            "releases' total δ."),
+}
 #: Session aspects that do not change the budget (display options of the plots).
 IGNORED = frozenset({"hide_true", "compositions", "metric", "confidence"})
 
@@ -126,6 +148,13 @@ class BudgetPanel(QWidget):
         self.totals_hint.hide()
         #: Total boxes holding a refused number → why (the session keeps its last totals).
         self.refused: dict[str, str] = {}
+        #: Composes a tight accountant's figures off the UI thread (a second, at times).
+        self.runner = JobRunner(self)
+        self.runner.sig_finished.connect(self._composed)
+        self._submitted: object | None = None
+        self.accountant_line = QLabel(self)
+        self.accountant_line.setStyleSheet(f"color: {MUTED}; font-size: 9pt;")
+        self.accountant_line.hide()
         self.bar = BudgetBar("ε budget", self)
         self.words = self._words_label()
         self.delta_bar = BudgetBar("δ budget", self)
@@ -141,7 +170,8 @@ class BudgetPanel(QWidget):
         layout.setSpacing(3)
         layout.addLayout(totals)
         layout.addWidget(self.totals_hint)
-        for w in (self.bar, self.words, self.delta_bar, self.delta_words):
+        for w in (self.accountant_line, self.bar, self.words, self.delta_bar,
+                  self.delta_words):
             layout.addWidget(w)
         use_row = QHBoxLayout()
         use_row.addWidget(self.use_button)
@@ -216,10 +246,19 @@ class BudgetPanel(QWidget):
         for w in (self.total_eps, self.total_delta):
             w.blockSignals(False)
         self._refresh_tips(f)
+        line = ACCOUNTANT_LINES.get(f.accountant) if pb is not None else None
+        self.accountant_line.setVisible(line is not None)
+        if line is not None:
+            self.accountant_line.setText(f"{line[0]} (composing…)" if f.pending is not None
+                                         else line[0])
+            self.accountant_line.setToolTip(line[1])
+        if f.pending is not None and f.pending != self._submitted:
+            self._submitted = f.pending
+            self.runner.submit("compose", compose_pending, f.pending)
         for index, (bar, words) in enumerate(((self.bar, self.words),
                                               (self.delta_bar, self.delta_words))):
             over = f.ready and f.after[index] < 0
-            bar.set_parts(float(f.spent[index]), float(f.this[index]),
+            bar.set_parts(float(f.spent[index]), float(f.added[index]),
                           float(f.total[index]), over)
             text = f.words(index)
             words.setText(text)
@@ -229,6 +268,16 @@ class BudgetPanel(QWidget):
                 bar.setVisible(f.shows_delta)
                 words.setVisible(f.shows_delta)
         self._refresh_use_button(f)
+
+    def _composed(self, key: str, _result: object) -> None:
+        """A tight accountant's composition is cached: every reader of the budget (this
+        panel, the Release… button) reads it again."""
+        self._submitted = None
+        self.session.changed.emit("budget")
+
+    def shutdown(self) -> None:
+        """Stop the worker (the window is closing)."""
+        self.runner.shutdown()
 
     def _refresh_use_button(self, f: BudgetFigures) -> None:
         eps, delta = f.usable() if f.ready else (None, None)

@@ -140,6 +140,7 @@ class MainWindow(FolderActions, QMainWindow):
         self.plot_tracker = PlotFocusTracker(self)
         self.setAcceptDrops(True)
         self.projects = ProjectController(self)
+        self.model_view.attach_projects(self.projects)  # the Models tab's Release…
         self.tabs.currentChanged.connect(self._tab_changed)
 
         build_menus(self)
@@ -331,6 +332,18 @@ class MainWindow(FolderActions, QMainWindow):
             return False
         self.statusBar().showMessage(f"Plot exported to {written}", 5000)
         return True
+
+    def show_release_plan(self) -> Any:
+        """Analysis ▸ New Release Plan…: the plan dialog (one window, raised if open)."""
+        from dpstudio.ui.plan_view import PlanDialog
+
+        dialog = self.findChild(PlanDialog)
+        if dialog is None:
+            dialog = PlanDialog(self)
+        dialog.show()
+        dialog.raise_()
+        dialog.activateWindow()
+        return dialog
 
     def show_rr_demo(self) -> Any:
         from dpstudio.ui.rr_demo import RRDemoDialog

@@ -1,15 +1,21 @@
-"""The Models tab's form: label, features, model, method, federated variant, parameters.
+"""The Models tab's form: label, features, model, the ways of training compared, parameters.
 
 Only declared columns are offered: a yes/no or bounded numeric label, and features that
 are bounded numbers, yes/no or declared categories (their bounds and categories are
-public; nothing is read off the data). The method's parameters (ε, δ, λ, DP-SGD's steps)
-are a :class:`~dpstudio.ui.param_form.ParamForm` generated from the registry entry's
-parameter metadata. ``changed`` fires after each edit; :meth:`request` is the training run
-the form describes, or a sentence saying what is missing.
+public; nothing is read off the data). The ways of training to compare (central methods
+and FedAvg's privacy variants, :mod:`~dpstudio.ui.model_variants`) are a ticked list; one
+that the analysis layer refuses for the chosen model is greyed with its sentence. The
+methods' parameters (ε, δ, λ, DP-SGD's steps) are a
+:class:`~dpstudio.ui.param_form.ParamForm` generated from the ticked methods' registry
+entries (one value of each shared by all, so they are compared at equal settings).
+``changed`` fires after each edit; :meth:`request` is the comparison the form describes,
+or a sentence saying what is missing; :meth:`choices` / :meth:`apply_choices` are what the
+tab remembers per dataset.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -24,36 +30,25 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from dpstudio.engine.learning.federated import TRUSTS, VARIANTS
 from dpstudio.ui.model_jobs import ModelRequest
+from dpstudio.ui.model_variants import AUTO_DELTA_TIP, VARIANT_KEYS, variant
 from dpstudio.ui.param_form import ParamForm
 
-__all__ = ["FED_VARIANTS", "METHOD_TEXT", "ModelForm"]
+__all__ = ["DEFAULT_VARIANTS", "METHOD_TEXT", "ModelForm"]
 
-#: Method → what the combo box shows.
+#: Method → how it is named in captions.
 METHOD_TEXT = {"nonprivate": "non-private (baseline, no guarantee)",
                "output": "output perturbation", "objective": "objective perturbation",
                "dpsgd": "DP-SGD"}
-#: One sentence for each DP term the form shows.
-METHOD_TIPS = {
-    "nonprivate": "Trains without noise: the line every private model is compared with, "
-                  "never something to release.",
-    "output": "Trains the regularized model exactly, then adds noise scaled to how far one "
-              "person's record can move it (2/(nλ)).",
-    "objective": "Adds a random linear term to the training objective itself, so the "
-                 "minimizer is private without noise added afterwards.",
-    "dpsgd": "Gradient descent on random batches where each record's gradient is clipped "
-             "to norm C and Gaussian noise is added at every step.",
-}
-#: Shown names of the engine's federated variants, in its order; the tooltip of each is
-#: the engine's own sentence of what it trusts (one source for the CLI, the result and here).
-_FED_LABELS = ("none (centralized)", "local DP", "secure aggregation",
-               "correlated noise (CAPE)", "shuffle")
-FED_VARIANTS = {variant: (label, TRUSTS[variant])
-                for variant, label in zip(VARIANTS, _FED_LABELS, strict=True)}
+#: Ticked when nothing is remembered: two central methods and federated training under
+#: secure aggregation (seconds on the bundled samples).
+DEFAULT_VARIANTS = ("output", "dpsgd", "fed-secagg")
 _MODEL_TIPS = {"logistic": "Logistic regression: a yes/no label.",
                "linear": "Ridge regression: a numeric label with declared bounds.",
                "mlp": "A one-hidden-layer network: a yes/no label (trained with DP-SGD)."}
+#: The parameters' order in the form (the union of the ticked methods' entries).
+_ORDER = ("epsilon", "delta", "lambda", "epochs", "batch_rate", "expected_batch", "clip",
+          "learning_rate")
 
 
 class ModelForm(QWidget):
@@ -66,7 +61,9 @@ class ModelForm(QWidget):
         self._schema: Any = None
         self._filling = False
         outer = QVBoxLayout(self)
+        outer.setContentsMargins(4, 4, 4, 4)
         form = QFormLayout()
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         outer.addLayout(form)
         self.label_box = QComboBox(self)
         self.label_box.setToolTip("The column the model predicts: a declared yes/no column "
@@ -74,18 +71,30 @@ class ModelForm(QWidget):
         form.addRow("Label", self.label_box)
         self.features = QListWidget(self)
         self.features.setToolTip("Tick the columns the model learns from (declared bounds "
-                                 "or categories only).")
-        self.features.setMinimumHeight(120)
+                                 "or categories only: nothing is read off the data).")
+        self.features.setMinimumHeight(110)
         form.addRow("Features", self.features)
         self.model_box = _combo(self, {m: (m, t) for m, t in _MODEL_TIPS.items()})
+        self.model_box.setToolTip("The model trained: logistic regression or a small "
+                                  "network for a yes/no label, ridge regression for a number.")
         form.addRow("Model", self.model_box)
-        self.fed_box = _combo(self, FED_VARIANTS)
-        self.fed_box.setToolTip("Federated averaging: where the records stay and who adds "
-                                "the noise.")
-        form.addRow("Federated", self.fed_box)
+        self.variants = QListWidget(self)
+        self.variants.setToolTip("Tick the ways of training to compare on one plot: central "
+                                 "methods (a trusted curator) and federated averaging under "
+                                 "each trust model.")
+        for key in VARIANT_KEYS:
+            v = variant(key)
+            item = QListWidgetItem(v.label, self.variants)
+            item.setData(Qt.ItemDataRole.UserRole, key)
+            item.setToolTip(v.tip)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Unchecked)
+        self.variants.setMinimumHeight(8 * 19 + 6)
+        compare = QLabel("Compare", self)
+        form.addRow(compare, self.variants)
         self.sites_by = QComboBox(self)
-        self.sites_by.setToolTip("Sites: one per value of a declared category, or a random "
-                                 "split of the rows.")
+        self.sites_by.setToolTip("Federated sites: one per value of a declared category, or a "
+                                 "random split of the rows.")
         form.addRow("Sites", self.sites_by)
         self.sites = QSpinBox(self)
         self.sites.setRange(2, 100)
@@ -96,16 +105,22 @@ class ModelForm(QWidget):
         self.rounds.setRange(1, 1000)
         self.rounds.setValue(20)
         self.rounds.setToolTip("FedAvg rounds: each round every site trains locally and the "
-                               "server averages their noisy updates.")
+                               "server averages their (noisy) updates.")
         form.addRow("Rounds", self.rounds)
         self.local_steps = QSpinBox(self)
         self.local_steps.setRange(1, 1000)
         self.local_steps.setValue(5)
-        self.local_steps.setToolTip("Noisy gradient steps each site takes per round.")
+        self.local_steps.setToolTip("Gradient steps each site takes per round (noisy under "
+                                    "the private variants).")
         form.addRow("Local steps", self.local_steps)
-        self.method_box = _combo(self, {m: (t, METHOD_TIPS[m]) for m, t in METHOD_TEXT.items()})
-        self.method_box.setCurrentIndex(1)
-        form.addRow("Method", self.method_box)
+        self.runs = QSpinBox(self)
+        from dpstudio.analysis.training import MAX_RUNS
+
+        self.runs.setRange(1, MAX_RUNS)
+        self.runs.setValue(3)
+        self.runs.setToolTip("R: each point is trained R times with fresh seeded noise; the "
+                             "line is their mean and the band their range (min to max).")
+        form.addRow("Runs (R)", self.runs)
         self.params = ParamForm(self)
         outer.addWidget(self.params)
         self.problem = QLabel(self)
@@ -115,56 +130,86 @@ class ModelForm(QWidget):
         outer.addStretch(1)
         self.label_box.currentIndexChanged.connect(self._label_changed)
         self.features.itemChanged.connect(lambda _i: self._emit())
-        for box in (self.model_box, self.sites_by):
-            box.currentIndexChanged.connect(lambda _i: self._emit())
-        for spin in (self.sites, self.rounds, self.local_steps):
+        self.variants.itemChanged.connect(lambda _i: self._variants_changed())
+        self.model_box.currentIndexChanged.connect(lambda _i: self._model_changed())
+        self.sites_by.currentIndexChanged.connect(lambda _i: self._emit())
+        for spin in (self.sites, self.rounds, self.local_steps, self.runs):
             spin.valueChanged.connect(lambda _v: self._emit())
-        self.fed_box.currentIndexChanged.connect(self._fed_changed)
-        self.method_box.currentIndexChanged.connect(self._method_changed)
         self.params.value_changed.connect(lambda *_: self._emit())
-        for box in (self.label_box, self.model_box, self.fed_box, self.sites_by,
-                    self.method_box):
-            # Narrow by default: the form must fit beside the plot in a 1400-pixel window.
+        for box in (self.label_box, self.model_box, self.sites_by):
+            # Narrow: the plot beside the form gets most of a 1400-pixel window.
             box.setSizeAdjustPolicy(
                 QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            box.setMinimumContentsLength(14)
-        self._method_changed()
-        self._fed_changed()
+            box.setMinimumContentsLength(10)
+        self._model_changed()
 
     # -- reading -------------------------------------------------------------------------
 
-    def method(self) -> str:
-        return self.method_box.currentData()
+    def ticked_variants(self) -> tuple[str, ...]:
+        """The keys of the ticked ways of training that the chosen model allows."""
+        return tuple(self.variants.item(i).data(Qt.ItemDataRole.UserRole)
+                     for i in range(self.variants.count())
+                     if self.variants.item(i).checkState() == Qt.CheckState.Checked
+                     and self.variants.item(i).flags() & Qt.ItemFlag.ItemIsEnabled)
+
+    def primary(self) -> str | None:
+        """The variant a single run stands for: the current row if ticked, else the first
+        ticked one."""
+        ticked = self.ticked_variants()
+        item = self.variants.currentItem()
+        key = item.data(Qt.ItemDataRole.UserRole) if item is not None else None
+        return key if key in ticked else (ticked[0] if ticked else None)
 
     def request(self) -> ModelRequest | str:
-        """The training run described, or one sentence saying what is missing."""
+        """The comparison described, or one sentence saying what is missing.
+
+        ``method``/``fed_variant`` are those of :meth:`primary`; ``variants`` all ticked.
+        """
         label = self.label_box.currentData()
         if label is None:
             return ("declare a yes/no column or a numeric column's bounds in the Columns "
                     "panel to train a model on it")
-        features = tuple(self.features.item(i).data(Qt.ItemDataRole.UserRole)
-                         for i in range(self.features.count())
-                         if self.features.item(i).checkState() == Qt.CheckState.Checked)
+        features = tuple(self._ticked())
         if not features:
             return "tick at least one feature"
+        ticked = self.ticked_variants()
+        if not ticked:
+            return "tick at least one way of training to compare"
         values = self.params.values()
-        variant = self.fed_box.currentData()
-        sites_by = self.sites_by.currentData() if variant != "none" else None
+        first = variant(self.primary() or ticked[0])
         return ModelRequest(label, features, model=self.model_box.currentData(),
-                            method=self.method(), fed_variant=variant, sites_by=sites_by,
+                            method=first.method, fed_variant=first.fed_variant,
+                            fedavg=first.federated, sites_by=self.sites_by.currentData(),
                             sites=self.sites.value(), rounds=self.rounds.value(),
                             local_steps=self.local_steps.value(),
-                            epsilon=float(values.get("epsilon", 1.0)), params=values)
+                            epsilon=float(values.get("epsilon", 1.0)), params=values,
+                            variants=ticked, runs=self.runs.value())
+
+    def choices(self) -> dict[str, Any]:
+        """What the tab remembers for a dataset (JSON types only)."""
+        return {"label": self.label_box.currentData(), "features": self._ticked(),
+                "model": self.model_box.currentData(),
+                "variants": [self.variants.item(i).data(Qt.ItemDataRole.UserRole)
+                             for i in range(self.variants.count())
+                             if self.variants.item(i).checkState() == Qt.CheckState.Checked],
+                "sites_by": self.sites_by.currentData(), "sites": self.sites.value(),
+                "rounds": self.rounds.value(), "local_steps": self.local_steps.value(),
+                "runs": self.runs.value(), "params": self.params.values()}
 
     # -- filling -------------------------------------------------------------------------
 
-    def set_schema(self, schema: Any) -> None:
-        """Offer the declared columns of ``schema`` (kept ticks survive a refresh)."""
+    def set_schema(self, schema: Any, remembered: dict[str, Any] | None = None,
+                   fresh: bool = False) -> None:
+        """Offer the declared columns of ``schema``. For a ``fresh`` dataset, then its
+        ``remembered`` choices (what the data still allows), or — with none — first-run
+        defaults: a yes/no label, every bounded numeric and yes/no feature ticked and
+        :data:`DEFAULT_VARIANTS`; otherwise the current choices survive the refresh."""
         self._schema = schema
         self._filling = True
         try:
-            kept_label = self.label_box.currentData()
-            kept = set(self._ticked())
+            kept_label = None if fresh else self.label_box.currentData()
+            kept = set() if fresh else set(self._ticked())
+            first = fresh and not remembered
             self.label_box.clear()
             self.sites_by.clear()
             self.sites_by.addItem("random split", None)
@@ -174,18 +219,54 @@ class ModelForm(QWidget):
                     self.label_box.addItem(f"{spec.name}  ({kind})", spec.name)
                 if kind == "category":
                     self.sites_by.addItem(f"one per {spec.name}", spec.name)
-            # The label kept across a refresh; at first a yes/no column (classification,
-            # the common first model), with the model to match its kind.
             yes_no = [spec.name for spec in schema or () if _kind(spec) == "yes/no"]
             wanted = kept_label if kept_label is not None else (yes_no[0] if yes_no else None)
+            if fresh and remembered:
+                wanted = remembered.get("label", wanted)
             i = self.label_box.findData(wanted) if wanted is not None else -1
             if i >= 0:
                 self.label_box.setCurrentIndex(i)
+            label = self.label_box.currentData()
+            if fresh and remembered:
+                kept = set(remembered.get("features") or ())
+            elif first:
+                kept = {spec.name for spec in schema or ()
+                        if _kind(spec) in ("yes/no", "number") and spec.name != label}
             self._fill_features(kept)
             self._match_model()
+            if fresh and remembered:
+                self._apply(remembered)
+            elif first:
+                self._tick_variants(DEFAULT_VARIANTS)
+            self._model_changed(emit=False)
         finally:
             self._filling = False
         self._emit()
+
+    def _apply(self, c: dict[str, Any]) -> None:
+        i = self.model_box.findData(c.get("model"))
+        if i >= 0:
+            self.model_box.setCurrentIndex(i)
+        self._tick_variants(tuple(c.get("variants") or ()))
+        i = self.sites_by.findData(c.get("sites_by"))
+        self.sites_by.setCurrentIndex(max(i, 0))
+        for spin, name in ((self.sites, "sites"), (self.rounds, "rounds"),
+                           (self.local_steps, "local_steps"), (self.runs, "runs")):
+            value = c.get(name)
+            if isinstance(value, int) and not isinstance(value, bool):
+                spin.setValue(value)
+        params = c.get("params")
+        if isinstance(params, dict):
+            self._rebuild_params(params)
+
+    def _tick_variants(self, keys: tuple[str, ...]) -> None:
+        self.variants.blockSignals(True)
+        for i in range(self.variants.count()):
+            item = self.variants.item(i)
+            item.setCheckState(Qt.CheckState.Checked
+                               if item.data(Qt.ItemDataRole.UserRole) in keys
+                               else Qt.CheckState.Unchecked)
+        self.variants.blockSignals(False)
 
     def _ticked(self) -> list[str]:
         return [self.features.item(i).data(Qt.ItemDataRole.UserRole)
@@ -209,10 +290,11 @@ class ModelForm(QWidget):
 
     def item(self, name: str) -> QListWidgetItem | None:
         """The feature list's row of column ``name`` (tests click it)."""
-        for i in range(self.features.count()):
-            if self.features.item(i).data(Qt.ItemDataRole.UserRole) == name:
-                return self.features.item(i)
-        return None
+        return _find(self.features, name)
+
+    def variant_item(self, key: str) -> QListWidgetItem | None:
+        """The compare list's row of variant ``key`` (tests click it)."""
+        return _find(self.variants, key)
 
     # -- reactions -----------------------------------------------------------------------
 
@@ -223,6 +305,7 @@ class ModelForm(QWidget):
         try:
             self._fill_features(set(self._ticked()))
             self._match_model()
+            self._model_changed(emit=False)
         finally:
             self._filling = False
         self._emit()
@@ -236,34 +319,54 @@ class ModelForm(QWidget):
         elif not numeric and self.model_box.currentData() == "linear":
             self.model_box.setCurrentIndex(self.model_box.findData("logistic"))
 
-    def _fed_changed(self) -> None:
-        federated = self.fed_box.currentData() != "none"
+    def _model_changed(self, emit: bool = True) -> None:
+        """Grey the variants the analysis layer refuses for this model, with its sentence."""
+        model = self.model_box.currentData()
+        self.variants.blockSignals(True)
+        for i in range(self.variants.count()):
+            item = self.variants.item(i)
+            key = item.data(Qt.ItemDataRole.UserRole)
+            why = _refusal(model, key)
+            flags = item.flags()
+            item.setFlags(flags & ~Qt.ItemFlag.ItemIsEnabled if why
+                          else flags | Qt.ItemFlag.ItemIsEnabled)
+            item.setToolTip(f"Not for the {model} model: {why}." if why else variant(key).tip)
+        self.variants.blockSignals(False)
+        self._variants_changed(emit=emit)
+
+    def _variants_changed(self, emit: bool = True) -> None:
+        ticked = self.ticked_variants()
+        federated = any(variant(k).federated for k in ticked)
         for w in (self.sites_by, self.sites, self.rounds, self.local_steps):
             w.setEnabled(federated)
-        if federated and self.method() != "dpsgd":
-            # The private variants perturb the sites' gradients: DP-SGD at each site.
-            self.method_box.setCurrentIndex(self.method_box.findData("dpsgd"))
-        self.method_box.setEnabled(not federated)
-        self._epochs_row()
-        self._emit()
+        self._rebuild_params(self.params.values())
+        if emit:
+            self._emit()
 
-    def _epochs_row(self) -> None:
-        # A federated run is set by its rounds and local steps: DP-SGD's epochs do not apply.
-        box = self.params.fields.get("epochs")
-        if box is not None:
-            self.params.layout_.setRowVisible(box, self.fed_box.currentData() == "none")
-
-    def _method_changed(self) -> None:
+    def _rebuild_params(self, values: dict[str, Any]) -> None:
+        """The union of the ticked methods' parameters, δ shown as "auto" at 0."""
         from dpstudio.analysis.training import METHOD_MECHANISMS
+        from dpstudio.engine.entry import DELTA
         from dpstudio.engine.registry import REGISTRY
 
-        mechanism = METHOD_MECHANISMS.get(self.method())
-        params = () if mechanism is None else REGISTRY.get(mechanism).params
-        kept = self.params.values()
-        self.params.set_params(params, {k: v for k, v in kept.items()
-                                        if k in {p.name for p in params}})
-        self._epochs_row()
-        self._emit()
+        ticked = self.ticked_variants() or ("output",)
+        found: dict[str, Any] = {}
+        for key in ticked:  # in the list's order: λ's default is the first method's
+            v = variant(key)
+            mech = METHOD_MECHANISMS.get(v.method) or METHOD_MECHANISMS["dpsgd"]
+            # FedAvg without privacy takes only λ and its steps' size and rate.
+            names = None if v.private else {"lambda", "batch_rate", "learning_rate"}
+            for p in REGISTRY.get(mech).params:
+                if names is None or p.name in names or p.name == "epsilon":
+                    found.setdefault(p.name, p)
+        if not any(variant(k).method == "dpsgd" and not variant(k).federated
+                   for k in ticked):
+            found.pop("epochs", None)  # a federated run is set by rounds and local steps
+        found["delta"] = replace(DELTA, default=0.0, low=0.0, low_open=False,
+                                 log_scale=False, help=AUTO_DELTA_TIP)
+        params = tuple(found[n] for n in _ORDER if n in found)
+        names = {p.name for p in params}
+        self.params.set_params(params, {k: v for k, v in values.items() if k in names})
 
     def _spec(self, name: str | None) -> Any:
         for spec in self._schema or ():
@@ -274,6 +377,30 @@ class ModelForm(QWidget):
     def _emit(self) -> None:
         if not self._filling:
             self.changed.emit()
+
+
+def _refusal(model: str, key: str) -> str | None:
+    """The analysis layer's sentence if it cannot train ``model`` by variant ``key``."""
+    from dpstudio.analysis.training import describe_training
+    from dpstudio.engine.errors import EngineError
+    from dpstudio.ui.model_variants import auto_delta
+
+    v = variant(key)
+    try:
+        describe_training("y", ("x",), model, v.method, 1.0 if v.private else None,
+                          delta=auto_delta(v.method) if v.private else 0.0,
+                          fed_variant=v.fed_variant,
+                          federated={"sites": 2} if v.federated else None)
+    except EngineError as err:
+        return str(err).rstrip(".")
+    return None
+
+
+def _find(lst: QListWidget, key: str) -> QListWidgetItem | None:
+    for i in range(lst.count()):
+        if lst.item(i).data(Qt.ItemDataRole.UserRole) == key:
+            return lst.item(i)
+    return None
 
 
 def _kind(spec: Any) -> str | None:

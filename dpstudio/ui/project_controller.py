@@ -90,6 +90,7 @@ class ProjectController(QObject, SpecActions):
     release_done = Signal(object)        # ReleaseRecord
     release_refused = Signal(str)        # the one-line reason
     busy_changed = Signal(bool)
+    plan_checked = Signal(object)        # Outcome of a release plan's check (plan_view)
 
     def __init__(self, window: Any) -> None:
         super().__init__(window)
@@ -318,7 +319,9 @@ class ProjectController(QObject, SpecActions):
                                  float(b.total_delta), float(b.spent_epsilon),
                                  float(b.spent_delta), len(p.ledger(self._record)), True,
                                  b.accountant, (b.total_epsilon, b.total_delta),
-                                 (b.spent_epsilon, b.spent_delta))
+                                 (b.spent_epsilon, b.spent_delta),
+                                 None if b.accountant == "basic"
+                                 else tuple(p.losses(self._record)))
         defaults = p.defaults()
         if defaults["epsilon"] is None:
             return None  # the session's budget registers it (see current_spec)
@@ -440,6 +443,8 @@ class ProjectController(QObject, SpecActions):
                 self._refused(outcome.error)
                 return
             self._confirm(outcome.value)
+        elif key == "plan-check":  # the plan view confirms and calls start_plan_release
+            self.plan_checked.emit(outcome)
         elif key == "release":
             self.release_state = None
             self.refresh()
@@ -522,10 +527,32 @@ class ProjectController(QObject, SpecActions):
         self._remember(v["formats"], v["report"], v["script"])
         spec = replace(self._spec, formats=v["formats"], report=v["report"],
                        script=v["script"])
+        self._submit_release(spec, v["out_dir"])
+
+    def start_plan_check(self, spec: Any, out: Path) -> bool:
+        """A release plan's check (:mod:`dpstudio.ui.plan_view`): in the worker, answered
+        by :attr:`plan_checked`; the plan view confirms, then :meth:`start_plan_release`."""
+        self.refresh()  # another process may have used the project
+        if self.project is None or self.busy or self.tamper:
+            return False
+        self._spec, self._out = spec, out
+        self._set_busy("check")
+        self.window.statusBar().showMessage("Checking the budget…")
+        self.runner.submit("plan-check", check_job, self.project, spec, out)
+        return True
+
+    def start_plan_release(self, spec: Any, out: Path) -> bool:
+        """Release a confirmed plan as any release: progress, Cancel, one-line refusals."""
+        if self.project is None or self.busy:
+            return False
+        self._submit_release(spec, out)
+        return True
+
+    def _submit_release(self, spec: Any, out: Path) -> None:
         self.release_state = ReleaseState()
         self._set_busy("release")
         self.window.statusBar().showMessage("Releasing (noise from the OS CSPRNG)…")
-        self.runner.submit("release", release_job, self.project, spec, v["out_dir"],
+        self.runner.submit("release", release_job, self.project, spec, out,
                            self.release_state)
 
     def cancel_release(self) -> bool:
@@ -549,6 +576,10 @@ class ProjectController(QObject, SpecActions):
             f"Release #{record.id} written to {record.out_dir}", 10000)
         if self.done_dialog is not None:
             self.done_dialog.close()
+            self.done_dialog = None
+        if record.query == "plan":  # the plan view says what was released
+            self.release_done.emit(record)
+            return
         self.done_dialog = ReleaseDoneDialog(record, budget, self.window)
         self.done_dialog.show()
         self.release_done.emit(record)

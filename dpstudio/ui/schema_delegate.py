@@ -116,7 +116,9 @@ class SchemaDelegate(QStyledItemDelegate):
             bounds.done.connect(lambda b=bounds: self._commit(b))
             return bounds
         editor = QLineEdit(parent)
-        editor.setPlaceholderText("e.g. North, South, East, West")
+        identifier = _edit_value(index.siblingAtColumn(COL_TYPE)) == "identifier"
+        editor.setPlaceholderText("rows per person, e.g. 5" if identifier
+                                  else "e.g. North, South, East, West")
         return editor
 
     def _commit(self, editor: QWidget) -> None:

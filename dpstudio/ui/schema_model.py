@@ -152,6 +152,8 @@ class SchemaModel(QAbstractTableModel):
                 return "bounds"
             if row.spec.type is ColumnType.CATEGORICAL:
                 return "categories"
+            if row.spec.type is ColumnType.IDENTIFIER:
+                return "max_rows"
         return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -204,6 +206,8 @@ class SchemaModel(QAbstractTableModel):
             return "half" if row.half_declared else "undeclared"
         if kind is ColumnType.CATEGORICAL:
             return "declared" if row.spec.categories else "undeclared"
+        if kind is ColumnType.IDENTIFIER:
+            return "declared" if row.spec.max_rows is not None else "undeclared"
         return "declared" if kind is ColumnType.BOOLEAN else "na"
 
     def _display(self, row: Row, column: int) -> str:
@@ -221,6 +225,8 @@ class SchemaModel(QAbstractTableModel):
             shown = f"{shown_bound(row.lower)} – {shown_bound(row.upper)}"
             missing = missing_text(row)
             return f"{shown} · {missing}" if missing else shown
+        if spec.type is ColumnType.IDENTIFIER:
+            return spec.domain_text()  # "up to k rows per person"
         if spec.labels:
             return format_labels(spec.labels, spec.categories)
         return ", ".join(spec.categories)
@@ -231,6 +237,8 @@ class SchemaModel(QAbstractTableModel):
         if column == COL_DOMAIN:
             if row.spec.type is ColumnType.NUMERIC:
                 return (format_bound(row.lower), format_bound(row.upper))
+            if row.spec.type is ColumnType.IDENTIFIER:
+                return "" if row.spec.max_rows is None else str(row.spec.max_rows)
             return format_categories(row.spec.categories) if row.spec.categories else ""
         return row.spec.name
 
@@ -247,6 +255,12 @@ class SchemaModel(QAbstractTableModel):
         state = self._state(row)
         if state == "na":
             return "Free text: not used by the mechanisms"
+        if state == "undeclared" and spec.type is ColumnType.IDENTIFIER:
+            return ("Identifies a person: declare the most rows one person may have "
+                    "(double-click, e.g. 5); releases then protect people, not rows")
+        if spec.type is ColumnType.IDENTIFIER:
+            return (f"Identifies a person: at most {spec.max_rows} rows each (declared; rows "
+                    f"beyond are dropped at random before a release) ({source.label})")
         if state == "undeclared":
             what = "bounds" if spec.type is ColumnType.NUMERIC else "categories"
             return f"No public {what} declared yet: double-click to declare them"

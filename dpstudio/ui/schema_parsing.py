@@ -334,6 +334,17 @@ def edit_row(row: Row, field_name: str, value: Any) -> Row | None:
                               description=spec.description)  # raises on repeats
         return replace(row, spec=new_spec, explicit=True)
 
+    if field_name == "max_rows":  # an identifier's declared maximum of rows per person
+        text = str(value).strip()
+        try:
+            k = int(text) if text else None
+        except ValueError:
+            raise DataError(f"column '{shown}': the rows per person must be a whole number, "
+                            f"not {text!r}") from None
+        if k == spec.max_rows:
+            return None
+        return replace(row, spec=replace(spec, max_rows=k), explicit=True)  # raises if < 1
+
     if field_name == "labels":
         if spec.type is not ColumnType.CATEGORICAL or not spec.categories:
             raise DataError(f"column '{shown}': declare its categories before labelling them")

@@ -38,6 +38,7 @@ from dpstudio.engine.registry import MechanismInfo
 # from the session's module (it is defined in analysis_jobs).
 from dpstudio.ui.analysis_jobs import Analysis
 from dpstudio.ui.budget_figures import ProjectBudget
+from dpstudio.ui.person_choices import identifier_problem, is_identifier, person_choices
 from dpstudio.ui.session_inputs import TypedNumbers
 from dpstudio.ui.table_model import PHRASE_CHARS, elide_name
 from dpstudio.ui.texts import TRUST_MODELS
@@ -163,7 +164,8 @@ class Session(QObject, TypedNumbers):
         """Columns a query can be asked of, in table order (free text: heavy hitters)."""
         if self.schema is None:
             return []
-        return list(self.schema)
+        # An identifier names people: it bounds releases, it is never released itself.
+        return [c for c in self.schema if not is_identifier(c)]
 
     def default_column(self) -> str | None:
         """First numeric column with declared bounds, else the first declared one, else any
@@ -392,8 +394,9 @@ class Session(QObject, TypedNumbers):
 
     @property
     def needs_delta(self) -> bool:
+        # Or the trust model's releases all take δ (a local randomizer shuffled).
         info = self.info
-        return bool(info and info.needs_delta)
+        return bool(info and (info.needs_delta or capability(self.trust_model).needs_delta))
 
     def _settle(self, prefer_query: str | None) -> None:
         """Make trust model, query, mechanism and metric valid for the column (cascade)."""
@@ -560,14 +563,15 @@ class Session(QObject, TypedNumbers):
         if not self.mechanism:
             return (f"No {TRUST_MODELS[self.trust_model]['label'].lower()}-model mechanism "
                     f"answers a {self.query} of this column yet")
-        return self.input_problem() or self.missing_problem()
+        return (self.input_problem() or self.missing_problem()
+                or identifier_problem(self))
 
     def settings(self) -> Choices | None:
         """A hashable snapshot for the jobs, or None when nothing can be computed."""
         if self.problem() is not None or self.spec is None:
             return None
         spec = self.spec
-        return Choices(
+        return person_choices(self, Choices(
             column=spec.name, column_type=self.column_kind or "", value_types=self.value_types,
             trust_model=self.trust_model, query=self.query, mechanism=self.mechanism,
             epsilon=self.epsilon, delta=self.delta,
@@ -582,5 +586,5 @@ class Session(QObject, TypedNumbers):
             missing=self.missing if self.missing_applies else "drop",
             impute=self.impute_value() if (self.missing_applies
                                            and self.missing == "impute") else None,
-        )
+        ))  # user-level where the schema declares an identifier (ui/person_choices.py)
 

@@ -114,6 +114,7 @@ QUERY_LABELS = {
     "quantile": "Quantile",
     "histogram": "Histogram",
     "heavy_hitters": "Heavy hitters",
+    "plan": "Release plan",  # several statistics, one ledger charge (ui/plan_view.py)
 }
 
 #: Parameters of the queries themselves, as registry Params so one form builder serves.

@@ -237,11 +237,26 @@ def _build_analysis_menu(window: MainWindow, menu: QMenu) -> None:
     session.changed.connect(follow_session)
     menu.addAction(action)
     menu.addSeparator()
+    window.plan_action = _action(
+        window, "New Release &Plan…", window.show_release_plan, shortcut="Ctrl+Shift+P",
+        tip="Several statistics under one budget: split ε by weights or accuracy targets, "
+            "see each one's expected error, release them in one ledger charge")
+    menu.addAction(window.plan_action)
+
+    def release_button() -> QAbstractButton:
+        # The Models tab releases its trained model; every other view, the statistic.
+        models = getattr(window, "model_view", None)
+        if models is not None and window.tabs.currentWidget() is models:
+            return models.release_button
+        return result.release_button
 
     window.release_action = _action(
-        window, "&Release…", lambda: result.release_button.click(), shortcut="Ctrl+Shift+R",
+        window, "&Release…", lambda: release_button().click(), shortcut="Ctrl+Shift+R",
         tip="Make a real release of the analysis on screen (asks for confirmation first)")
-    _ButtonWatch(window.release_action, result.release_button)
+    watch = _ButtonWatch(window.release_action, result.release_button)
+    if getattr(window, "model_view", None) is not None:
+        watch.follow(window.model_view.release_button)
+        window.tabs.currentChanged.connect(lambda _i: watch.retarget(release_button()))
     menu.addAction(window.release_action)
 
 
@@ -252,6 +267,15 @@ class _ButtonWatch(QObject):
         super().__init__(action)
         self._action, self._button = action, button
         button.installEventFilter(self)
+        self.sync()
+
+    def follow(self, button: QAbstractButton) -> None:
+        """Also watch ``button`` (the action follows it once :meth:`retarget` picks it)."""
+        button.installEventFilter(self)
+
+    def retarget(self, button: QAbstractButton) -> None:
+        """Follow ``button`` from now on."""
+        self._button = button
         self.sync()
 
     def sync(self) -> None:

@@ -143,14 +143,14 @@ def test_local_histogram_needs_declared_categories():
     ("central", "mean", None),
     ("local", "histogram", None),
     ("local", "heavy_hitters", "cannot release a local heavy_hitters"),
-    ("shuffle", "sum", "shuffle-model releases are not supported yet"),
-    ("distributed", "sum", "distributed-model releases are not supported yet"),
+    ("shuffle", "sum", None),
+    ("distributed", "sum", None),
     ("federated", "sum", "federated-model releases are not supported yet"),
     ("elsewhere", "sum", "unknown trust model"),
 ])
 def test_capability_table_decides_what_a_project_releases(trust, query, refused):
-    mechanism = {"central": "laplace", "local": "krr" if query == "histogram" else "sfp"}.get(
-        trust, "cloak")
+    mechanism = {"central": "laplace", "local": "krr" if query == "histogram" else "sfp",
+                 "distributed": "secagg_gaussian"}.get(trust, "cloak")
     problem = release_refusal(AnalysisSpec(trust, QuerySpec(query, mechanism, 1.0)))
     if refused is None:
         assert problem is None

@@ -65,8 +65,10 @@ def test_each_site_alone_is_worse_than_training_together(capsys, small_sites):
 
 
 @pytest.mark.parametrize("extra, message", [
-    (("--runs", "3"), "is a simulation"),
-    (("--sites", "4", "--fed-variant", "secagg", "--sites-alone"), "is a simulation"),
+    # B declared: a DP-SGD release without it is refused first (its divisor is never q·n)
+    (("--runs", "3", "--expected-batch", "5"), "is a simulation"),
+    (("--sites", "4", "--fed-variant", "secagg", "--sites-alone", "--expected-batch", "5"),
+     "is a simulation"),
     (("--sites-alone", "--simulate", "1"), "needs sites"),
     (("--runs", "0", "--simulate", "1"), "between 1 and"),
 ])

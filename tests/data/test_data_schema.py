@@ -96,7 +96,7 @@ def test_domain_text(schema):
 def test_schema_dict_round_trip(schema):
     data = schema.to_dict()
     # Version 2 added value labels; a schema without them is written as version 1.
-    assert SCHEMA_VERSION == 2 and data["schema_version"] == 1
+    assert SCHEMA_VERSION == 3 and data["schema_version"] == 1
     assert Schema.from_dict(json.loads(json.dumps(data))) == schema
 
 
@@ -117,7 +117,7 @@ def test_save_schema_failure_is_a_data_error(tmp_path, schema):
 
 @pytest.mark.parametrize(
     ("version", "message"),
-    [(None, "no schema_version"), (3, "newer than this DP Studio"), ("1", "unsupported"),
+    [(None, "no schema_version"), (4, "newer than this DP Studio"), ("1", "unsupported"),
      (True, "unsupported")],
 )
 def test_schema_version_is_checked(schema, version, message):

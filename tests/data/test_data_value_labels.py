@@ -48,7 +48,7 @@ def test_labels_round_trip_in_version_2(tmp_path):
     assert spec.label_of("1") == "yes" and spec.label_of("2") == "2"
     schema = Schema((spec, ColumnSpec("age", "numeric", 0, 120)))
     data = schema.to_dict()
-    assert data["schema_version"] == SCHEMA_VERSION == 2
+    assert data["schema_version"] == 2 and SCHEMA_VERSION == 3  # 3 only with an identifier
     assert data["columns"][0]["labels"] == {"0": "no", "1": "yes"}
     path = save_schema(schema, tmp_path / "x.schema.json")
     assert load_schema(path) == schema

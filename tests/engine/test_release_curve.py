@@ -247,11 +247,62 @@ def test_replace_one_gaussian_histogram_has_mu_root_two_over_sigma():
     assert math.isclose(add.mu, curve.mu, rel_tol=1e-9)  # same (ε, δ), one coordinate
 
 
-def test_discrete_gaussian_is_flagged_approximate():
+def test_discrete_gaussian_sum_is_its_drawn_noise_composed_not_a_stand_in():
+    """A sum of Δ = 10 steps: the curve is the drawn N_Z(σ) shifted by 10, pessimistic
+    (never above the exact Neyman–Pearson curve of that pair) and within 1e-4 of it."""
+    from dpstudio.engine.tradeoff import mechanism_curve
+
     spec = QuerySpec("sum", "discrete_gaussian", 1.0, 1e-6, bounds=(0.0, 10.0))
+    rel = run_query(np.array([1.0]), spec, SimulationSource(1))
+    (noise,) = rel.loss_description().leaves()
+    assert noise.sensitivity == 10
+    curve = release_tradeoff(spec, k=3)
+    assert curve.available and not curve.exact and not curve.region_only
+    assert any("composed as privacy-loss distributions" in n for n in curve.notes)
+    params = {"sigma": noise.scale, "sensitivity": 10, "delta": 1e-6}
+    for k, beta in ((1, curve.beta), (3, curve.composed_beta)):
+        exact = mechanism_curve("discrete_gaussian", params, k, A).curve.beta
+        assert np.all(beta <= exact + 1e-12) and np.max(exact - beta) < 1e-4
+
+
+@pytest.mark.parametrize(("query", "kw"), [
+    ("mean", {"bounds": (18.0, 100.0)}),
+    ("variance", {"bounds": (0.0, 1.0)}),
+    ("histogram", {"categories": ("a", "b", "c"), "relation": "replace"})])
+def test_multi_part_discrete_gaussian_curves_compose_the_drawn_noises(query, kw):
+    """Several discrete Gaussian noises: above the release's claimed (ε, δ) region (it
+    is (ε, δ)-DP), and within 1e-4 of the Gaussian curve of the same noises, G_μ with
+    μ² = Σ c(Δ/σ)² (σᵢ ≥ 10 steps: the discrete and continuous laws differ by far less)."""
+    eps, delta = 0.5, 1e-6
+    spec = QuerySpec(query, "discrete_gaussian", eps, delta, **kw)
+    rel = run_query(np.array([str(kw["categories"][0])], dtype=object) if "categories" in kw
+                    else np.array([kw["bounds"][0]]), spec, SimulationSource(1))
+    leaves = rel.loss_description().leaves()
+    mu = math.sqrt(math.fsum(d.coordinates * (d.sensitivity / d.scale) ** 2 for d in leaves))
     curve = release_tradeoff(spec)
-    assert curve.available and not curve.exact and curve.mu is not None
-    assert any("continuous counterpart" in n for n in curve.notes)
+    assert not curve.exact and not curve.region_only
+    assert any("composed as privacy-loss distributions" in n for n in curve.notes)
+    region = np.maximum.reduce([np.zeros_like(A), 1 - delta - math.exp(eps) * A,
+                                math.exp(-eps) * (1 - delta - A)])
+    assert np.all(curve.beta >= region - 1e-9)
+    gauss = ndtr(ndtri(1 - A) - mu)
+    assert np.max(np.abs(curve.beta - gauss)) < 1e-4
+
+
+def test_a_discrete_gaussian_too_wide_for_its_pair_says_region(monkeypatch):
+    from dpstudio.engine import release_curve_dg
+
+    def too_wide(sigma):
+        raise ParameterError(f"σ = {sigma:g} steps is too wide")
+
+    monkeypatch.setattr(release_curve_dg, "discrete_gaussian_law", too_wide)
+    curve = release_tradeoff(QuerySpec("mean", "discrete_gaussian", 0.5, 1e-6,
+                                       bounds=(0.0, 1.0)), k=2)
+    assert curve.region_only and not curve.exact and "(0.5, 1e-06) region" in curve.label
+    assert "too wide" in curve.region_note
+    region = np.maximum.reduce([np.zeros_like(A), 1 - 1e-6 - math.exp(0.5) * A,
+                                math.exp(-0.5) * (1 - 1e-6 - A)])
+    assert np.max(np.abs(curve.beta - region)) < 1e-9
 
 
 # ---------------------------------------------------------------------- local model

@@ -44,6 +44,10 @@ def _offered() -> list[tuple[str, str]]:
 
 
 OFFERED = _offered()
+#: Local frequency oracles run shuffled: only their amplified (ε, δ) region is known.
+SHUFFLED_LOCAL = [(t, n) for t, n in OFFERED
+                  if t == "shuffle" and "local" in REGISTRY.get(n).trust_models]
+OFFERED = [o for o in OFFERED if o not in SHUFFLED_LOCAL]
 
 
 def _spec(tm: str, name: str, eps: float = EPS) -> QuerySpec:
@@ -60,6 +64,8 @@ def _spec(tm: str, name: str, eps: float = EPS) -> QuerySpec:
             return QuerySpec("mean", name, eps, d, bounds=(0.0, 10.0), relation="replace")
         cells = ("yes", "no") if name == "rr" else CELLS
         return QuerySpec("histogram", name, eps, d, categories=cells, relation="replace")
+    if tm == "shuffle" and "local" in info.trust_models:  # a histogram, (ε, δ) central
+        return QuerySpec("histogram", name, eps, DELTA, categories=CELLS, relation="replace")
     query = "mean" if tm == "shuffle" else "sum"
     return QuerySpec(query, name, eps, d, bounds=(0.0, 10.0), relation="replace")
 
@@ -124,7 +130,7 @@ def test_a_wrong_epsilon_gives_another_curve(tm, name):
     assert np.max(np.abs(rc.beta - wrong.curve.beta)) > 5e-3
 
 
-@pytest.mark.parametrize("name", [n for t, n in OFFERED if t == "shuffle"])
+@pytest.mark.parametrize("name", [n for t, n in OFFERED + SHUFFLED_LOCAL if t == "shuffle"])
 def test_shuffle_protocols_are_their_region_and_say_so(name):
     rc = release_tradeoff(_spec("shuffle", name), "shuffle", K, A)
     assert rc.region_only and not rc.exact and not rc.composed_exact

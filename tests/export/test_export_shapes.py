@@ -34,7 +34,7 @@ def test_the_script_follows_the_shape(spec, trust_model, model, call):
     compile(text, "r.py", "exec")  # a runnable module, whatever the template
 
 
-@pytest.mark.parametrize("trust_model", ["shuffle", "distributed", "federated"])
+@pytest.mark.parametrize("trust_model", ["federated"])
 def test_no_script_where_the_project_releases_nothing(trust_model):
     spec = QuerySpec("sum", "blanket", 0.5, bounds=(0.0, 1.0), relation="replace",
                      column="x")

@@ -59,7 +59,7 @@ def test_defaults(tmp_path):
 
 @pytest.mark.parametrize(("text", "message"), [
     ("", "missing schema_version"),
-    ("schema_version = 2", "unsupported schema_version 2"),
+    ("schema_version = 3", "unsupported schema_version 3"),
     ("schema_version = 1\ndataset = 'd.csv'", "missing required key 'column'"),
     ("schema_version = 1\nepsilonn = 1", "unknown key 'epsilonn'"),
     ('schema_version = 1\ndataset="d"\ncolumn="c"\nquery="sum"\nmechanism="laplace"\n'

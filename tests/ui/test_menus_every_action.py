@@ -122,6 +122,7 @@ def test_every_enabled_menu_action_runs_without_a_traceback(qtbot, monkeypatch, 
     # Every menu was walked: the main actions of each are among those clicked.
     for name in ("File ▸ Open…", "File ▸ Open Sample ▸ health.csv", "File ▸ Export Plot as PNG…",
                  "View ▸ Presentation Mode", "View ▸ Reset Layout", "Analysis ▸ Draw Again",
+                 "Analysis ▸ New Release Plan…",
                  "Analysis ▸ Hide True Values", "Tools ▸ Sensitivity Questionnaire…",
                  "Help ▸ Guide and Glossary", "File ▸ Quit"):
         assert name in clicked, name

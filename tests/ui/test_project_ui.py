@@ -438,11 +438,11 @@ def test_release_a_local_krr_histogram(window, qtbot, tmp_path, monkeypatch):
     text = (record.out_dir / records_csv).read_text(encoding="utf-8")
     assert text.startswith("report") and "Engineering" not in text
     assert any(n.endswith(".manifest.json") for n in names)
-    # Shuffle stays refused, with the reason on the button.
+    # Shuffle releases into the project too (issue 14): no "not in the project format".
     s.set_trust_model("shuffle")
     window.projects.update_release_state()
     assert s.trust_model == "shuffle"
-    assert not window.result_panel.release_button.isEnabled()
+    assert "project format" not in window.result_panel.release_button.toolTip()
 
 
 def test_release_confirmation_shows_the_randomizers_true_epsilon(window, qtbot, tmp_path,

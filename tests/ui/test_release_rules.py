@@ -14,9 +14,6 @@ import pytest
 from dpstudio.ui.release_rules import release_problem
 from dpstudio.ui.result_panel import RELEASE_TOOLTIP
 
-FORMAT = ("{}-model releases are not in the project format yet: shuffle and distributed "
-          "releases cannot be recorded in a ledger. Choose the central or local model to "
-          "release.")
 LOCAL = ("Local-model releases are histograms or means with a local randomizer; choose one "
          "to release.")
 LOCAL_RELATION = ("{} is budgeted under the add-remove relation in study.dpstudio: ε-local "
@@ -65,9 +62,9 @@ def test_before_the_analysis_the_application_says_what_it_knows():
 
 @pytest.mark.parametrize("trust,label,mechanism", [("shuffle", "Shuffle", "cloak"),
                                                    ("distributed", "Distributed", "skellam")])
-def test_shuffle_and_distributed_are_not_in_the_project_format(trust, label, mechanism):
+def test_shuffle_and_distributed_sums_release_into_a_project(trust, label, mechanism):
     session = Session(trust, "sum", mechanism, relation="replace")
-    assert _problem(session, Project("replace")) == FORMAT.format(label)
+    assert _problem(session, Project("replace")) is None  # issue 14: they release now
 
 
 @pytest.mark.parametrize("query,mechanism", [("heavy_hitters", "cms"), ("heavy_hitters", "sfp"),

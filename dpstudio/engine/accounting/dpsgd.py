@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
 from dpstudio.engine.accounting.gdp import gdp_epsilon, gdp_subsampled_gaussian_clt
 from dpstudio.engine.accounting.pld import DEFAULT_VALUE_DISCRETIZATION_INTERVAL, PLD
@@ -66,6 +67,9 @@ def _method(method: str) -> str:
     return method
 
 
+# Pure and hashable, like _sigma below: a federated audit re-plans the same (σ, q, T)
+# for each of its trainings, and each PLD composition costs ~0.1 s.
+@lru_cache(maxsize=1024)
 def _epsilon(sigma: float, q: float, steps: int, delta: float, method: str,
              interval: float) -> float:
     if method == "pld":
@@ -146,7 +150,17 @@ def dpsgd_sigma(target_epsilon: float, delta: float, sample_rate: float, steps: 
     t = count("steps", steps)
     m = _method(method)
     tol = positive("rel_tol", rel_tol)
+    return _sigma(float(target), float(d), float(q), int(t), m, float(tol),
+                  float(value_discretization_interval))
 
+
+# A pure function of its (validated, hashable) arguments taking seconds per call: a
+# comparison trains the same (ε, δ, q, T) many times (R repeated runs, each site alone,
+# the audit's trainings), so each calibration is done once per process. The result is
+# frozen, so sharing it is safe.
+@lru_cache(maxsize=256)
+def _sigma(target: float, d: float, q: float, t: int, m: str, tol: float,
+           value_discretization_interval: float) -> AccountingResult:
     def eps_of(s: float) -> float:
         return _epsilon(s, q, t, d, m, value_discretization_interval)
 

@@ -211,6 +211,8 @@ def _leaf_pld(d: LossDescription, h: float, notes: list[str]) -> tuple[PLD, int]
         return PLD.subsampled_gaussian(d.scale, d.sample_rate, d.sensitivity, **kw), d.steps
     if fam == "randomized_response":
         return PLD.randomized_response(d.epsilon, d.k, **kw), 1
+    if fam == "pair":  # a finite-output pair: its own losses, both directions
+        return PLD.from_distributions(d.p, d.q, **kw), 1
     # Independent noise per coordinate: the loss is the sum of the coordinates' losses,
     # and a shift below Δ is dominated by Δ (log-concave noise), so c runs of one.
     if fam == "laplace":

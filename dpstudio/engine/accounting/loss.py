@@ -15,6 +15,12 @@ discrete_laplace    P(k) ∝ e^{−|k|/t} on each coordinate of an integer query
 gaussian            N(0, σ²) noise on each coordinate
 discrete_gaussian   N_Z(0, σ²) on each coordinate of an integer query
 randomized_response K-ary randomized response at ε (``k`` values)
+pair                a finite-output mechanism's worst-case pair of output laws (P, Q),
+                    kept compact as its distinct privacy losses ``losses`` = ln(p/q) with
+                    their masses ``p`` under P and ``q`` under Q (schema version 2). The
+                    pld accountant composes the pair itself, both ways; it is pure
+                    ε-DP with ε = max|loss|, so zCDP takes ρ = ε²/2 (Bun & Steinke
+                    2016, Prop. 3.3) and advanced composition its claimed ε
 subsampled_gaussian DP-SGD: ``steps`` Gaussian steps of σ on Poisson samples of rate q,
                     add/remove neighbours
 pure                only ε is known (δ = 0)
@@ -28,8 +34,16 @@ histogram under replace-one), and it makes the exact privacy loss the c-fold com
 of one coordinate's (see :meth:`LossDescription.from_integer_noise`).
 
 The claimed (ε, δ) is checked against the noise where that is a closed form (Laplace,
-discrete Laplace, randomized response, Gaussian): a description whose claim understates
-its own noise's privacy loss is refused, so basic composition never undercharges it.
+discrete Laplace, randomized response, Gaussian, a pair's largest |loss|): a description
+whose claim understates its own noise's privacy loss is refused, so basic composition
+never undercharges it.
+
+Schema versions
+---------------
+Version 1 holds every family but ``pair``; version 2 added ``pair``. :meth:`to_dict`
+writes the lowest version that holds the description (1 unless a ``pair`` is in it), so
+a ledger without local pairs stays readable by a DP Studio that reads only version 1;
+:meth:`LossDescription.from_dict` reads both.
 """
 
 from __future__ import annotations
@@ -40,6 +54,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from dpstudio.engine.calibration import analytic_gaussian_delta, discrete_gaussian_delta
 from dpstudio.engine.checks import count, non_negative, number, positive
 from dpstudio.engine.checks import sample_rate as sample_rate_checked
@@ -47,9 +63,16 @@ from dpstudio.engine.errors import ParameterError
 
 __all__ = ["FAMILIES", "SCHEMA_VERSION", "LossDescription"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FAMILIES = ("laplace", "discrete_laplace", "gaussian", "discrete_gaussian",
-            "randomized_response", "subsampled_gaussian", "pure", "approx", "composed")
+            "randomized_response", "subsampled_gaussian", "pair", "pure", "approx",
+            "composed")
+# The oldest schema version that holds each family (``pair`` came with version 2).
+_SINCE = {"pair": 2}
+# A pair's stored losses must equal ln(p/q) of its stored masses to this (absolute).
+_PAIR_LOSS_TOLERANCE = 1e-9
+# Most classes a stored pair may have: a description is a few numbers, not an output table.
+_PAIR_MAX_CLASSES = 4096
 # Which fields each family carries besides mechanism, epsilon and delta (the claim).
 _FIELDS: dict[str, tuple[str, ...]] = {
     "laplace": ("scale", "sensitivity", "norm", "coordinates"),
@@ -57,6 +80,7 @@ _FIELDS: dict[str, tuple[str, ...]] = {
     "gaussian": ("scale", "sensitivity", "norm", "coordinates"),
     "discrete_gaussian": ("scale", "sensitivity", "norm", "coordinates"),
     "randomized_response": ("k",),
+    "pair": ("losses", "p", "q"),
     "subsampled_gaussian": ("scale", "sensitivity", "norm", "sample_rate", "steps"),
     "pure": (),
     "approx": (),
@@ -65,7 +89,7 @@ _FIELDS: dict[str, tuple[str, ...]] = {
 _NORM = {"laplace": "l1", "discrete_laplace": "l1", "gaussian": "l2",
          "discrete_gaussian": "l2", "subsampled_gaussian": "l2"}
 _KEYS = ("schema_version", "mechanism", "epsilon", "delta", "scale", "sensitivity", "norm",
-         "coordinates", "k", "sample_rate", "steps", "parts")
+         "coordinates", "k", "sample_rate", "steps", "losses", "p", "q", "parts")
 # A claim may sit below the exact ε of its noise by this relative amount (calibrations
 # bisect to ~1e-12); anything more is a claim the noise does not honour.
 _CLAIM_SLACK = 1e-9
@@ -120,6 +144,10 @@ class LossDescription:
         Poisson sampling rate q in (0, 1] (subsampled_gaussian).
     steps : int, optional
         Number of steps ≥ 1 (subsampled_gaussian).
+    losses, p, q : tuple of float, optional
+        A ``pair``: its distinct privacy losses ln(p/q), strictly increasing, and the
+        masses of each under the two neighbouring inputs' output laws P and Q (each > 0,
+        each summing to 1). The pair is accounted both ways, (P, Q) and (Q, P).
     parts : tuple of LossDescription, optional
         The releases of a "composed" description.
 
@@ -140,6 +168,9 @@ class LossDescription:
     k: int | None = None
     sample_rate: float | None = None
     steps: int | None = None
+    losses: tuple[float, ...] | None = None
+    p: tuple[float, ...] | None = None
+    q: tuple[float, ...] | None = None
     parts: tuple[LossDescription, ...] | None = None
 
     def __post_init__(self) -> None:
@@ -149,7 +180,7 @@ class LossDescription:
                                  f"{', '.join(FAMILIES)}")
         allowed = _FIELDS[fam]
         for name in ("scale", "sensitivity", "norm", "coordinates", "k", "sample_rate",
-                     "steps", "parts"):
+                     "steps", "losses", "p", "q", "parts"):
             if name not in allowed and getattr(self, name) is not None:
                 raise ParameterError(f"a {fam} description has no field {name!r}")
         set_ = object.__setattr__
@@ -171,6 +202,8 @@ class LossDescription:
             positive("ε", self.epsilon)
             if self.delta != 0:
                 raise ParameterError("randomized response is pure ε-DP: its δ must be 0")
+        elif fam == "pair":
+            self._check_pair()
         elif fam == "pure" and self.delta != 0:
             raise ParameterError("a pure description has δ = 0; use 'approx' for δ > 0")
         elif fam == "approx" and self.delta == 0:
@@ -192,6 +225,45 @@ class LossDescription:
         if self.epsilon == 0 and self.delta == 0:
             object.__setattr__(self, "epsilon", eps)
             object.__setattr__(self, "delta", min(dlt, math.nextafter(1.0, 0.0)))
+
+    def _check_pair(self) -> None:
+        arrays = []
+        for name in ("losses", "p", "q"):
+            raw = getattr(self, name)
+            if raw is None or isinstance(raw, str | bytes | Mapping):
+                raise ParameterError(f"a pair description needs {name}, a list of numbers")
+            try:
+                a = np.asarray([float(v) for v in raw], dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ParameterError(f"the {name} of a pair description must be numbers"
+                                     ) from None
+            arrays.append(a)
+        losses, p, q = arrays
+        if not losses.size == p.size == q.size > 0:
+            raise ParameterError("a pair description needs losses, p and q of one "
+                                 "non-zero length")
+        if losses.size > _PAIR_MAX_CLASSES:
+            raise ParameterError(f"a pair description holds at most {_PAIR_MAX_CLASSES} "
+                                 f"privacy-loss classes, got {losses.size}")
+        for name, a in (("p", p), ("q", q)):
+            if not np.all(np.isfinite(a)) or np.any(a <= 0) or abs(float(np.sum(a)) - 1) > 1e-9:
+                raise ParameterError(f"the {name} of a pair description must be positive "
+                                     f"masses summing to 1")
+        if not np.all(np.isfinite(losses)) or np.any(np.diff(losses) <= 0):
+            raise ParameterError("the losses of a pair description must be finite and "
+                                 "strictly increasing")
+        if np.max(np.abs(np.log(p) - np.log(q) - losses)) > _PAIR_LOSS_TOLERANCE:
+            raise ParameterError("the losses of a pair description must be ln(p/q) of its "
+                                 "masses")
+        if self.delta != 0:
+            raise ParameterError("a pair of finite losses is pure ε-DP: its δ must be 0")
+        set_ = object.__setattr__
+        for name, a in (("losses", losses), ("p", p), ("q", q)):
+            set_(self, name, tuple(float(v) for v in a))
+        exact = float(np.max(np.abs(losses)))
+        if self.epsilon < exact * (1 - _CLAIM_SLACK):
+            raise ParameterError(f"this pair claims ε = {self.epsilon:g} but its largest "
+                                 f"privacy loss is {exact:g}")
 
     def _check_noise(self) -> None:
         fam = self.mechanism
@@ -251,7 +323,8 @@ class LossDescription:
     @property
     def pure_epsilon(self) -> float | None:
         """The ε of a pure-DP release from its noise (Δ·coordinates/scale for the Laplace
-        families; RR's ε; the claim of a "pure" one); None otherwise.
+        families; RR's ε; a pair's largest |loss|; the claim of a "pure" one); None
+        otherwise.
 
         Returns
         -------
@@ -259,6 +332,8 @@ class LossDescription:
         """
         if self.mechanism in ("laplace", "discrete_laplace"):
             return self.sensitivity * self.coordinates / self.scale
+        if self.mechanism == "pair":
+            return max(abs(self.losses[0]), abs(self.losses[-1]))
         if self.mechanism == "randomized_response" or (
                 self.mechanism == "pure"):
             return self.epsilon
@@ -302,7 +377,55 @@ class LossDescription:
                    scale=noise.scale, sensitivity=int(noise.sensitivity),
                    coordinates=int(noise.coordinates))
 
+    @classmethod
+    def from_pair(cls, pair: Any, epsilon: float | None = None) -> LossDescription:
+        """The ``pair`` description of a finite-output mechanism's worst-case pair.
+
+        Parameters
+        ----------
+        pair : LossPair
+            As :mod:`~dpstudio.engine.tradeoff.pairs` gives it (classes ordered by
+            ln(q/p); read by its ``p``, ``q`` and ``loss`` arrays). Classes of zero mass
+            under both laws are dropped; every other class needs mass under both (a
+            finite loss).
+        epsilon : float, optional
+            The ε claimed (default: the pair's largest |loss|).
+
+        Returns
+        -------
+        LossDescription
+
+        Raises
+        ------
+        ParameterError
+            For a pair with an infinite loss, or a claim below its largest |loss|.
+        """
+        p, q = np.asarray(pair.p, dtype=np.float64), np.asarray(pair.q, dtype=np.float64)
+        live = (p > 0) | (q > 0)
+        p, q = p[live], q[live]
+        if np.any(p == 0) or np.any(q == 0):
+            raise ParameterError("a pair with an infinite privacy loss has no pure "
+                                 "description; describe it by its (ε, δ)")
+        # The stored loss is ln(p/q) (the PLD's orientation), recomputed from the masses
+        # so that it is exactly what they give; the pair's own order is by ln(q/p).
+        order = np.argsort(np.log(p) - np.log(q), kind="stable")
+        p, q = p[order] / p.sum(), q[order] / q.sum()
+        losses = np.log(p) - np.log(q)
+        exact = float(np.max(np.abs(losses)))
+        claim = exact if epsilon is None else max(float(epsilon), exact)
+        return cls("pair", epsilon=claim, losses=tuple(losses.tolist()),
+                   p=tuple(p.tolist()), q=tuple(q.tolist()))
+
     # ----------------------------------------------------------------- JSON
+
+    def schema_version(self) -> int:
+        """The lowest schema version that holds this description (2 with a ``pair``).
+
+        Returns
+        -------
+        int
+        """
+        return max(_SINCE.get(d.mechanism, 1) for d in self.leaves())
 
     def to_dict(self) -> dict:
         """The JSON form: ``schema_version``, ``mechanism``, ``epsilon``, ``delta`` and the
@@ -312,13 +435,15 @@ class LossDescription:
         -------
         dict
         """
-        out: dict[str, Any] = {"schema_version": SCHEMA_VERSION,
+        out: dict[str, Any] = {"schema_version": self.schema_version(),
                                "mechanism": self.mechanism,
                                "epsilon": self.epsilon, "delta": self.delta}
         for name in _FIELDS[self.mechanism]:
             value = getattr(self, name)
             if name == "parts":
                 out[name] = [p.to_dict() for p in value]
+            elif name in ("losses", "p", "q"):
+                out[name] = list(value)
             elif value is not None:
                 out[name] = value
         return out
@@ -360,9 +485,24 @@ class LossDescription:
         if "mechanism" not in data:
             raise ParameterError("a loss description needs its mechanism")
         kwargs = {k: v for k, v in data.items() if k != "schema_version"}
+        if version < 2 and any(_SINCE.get(str(m), 1) > version
+                               for m in _mechanisms(data)):
+            raise ParameterError(f"a loss description of schema_version {version} cannot "
+                                 f"hold a pair; it was edited outside DP Studio")
         if "parts" in kwargs:
             raw = kwargs["parts"]
             if not isinstance(raw, list | tuple):
                 raise ParameterError("the parts of a composed description must be a list")
             kwargs["parts"] = tuple(cls.from_dict(p) for p in raw)
         return cls(**kwargs)
+
+
+def _mechanisms(data: Mapping[str, Any]) -> list[Any]:
+    """The mechanism names in a stored description, parts included (unchecked)."""
+    out = [data.get("mechanism")]
+    parts = data.get("parts")
+    if isinstance(parts, list | tuple):
+        for part in parts:
+            if isinstance(part, Mapping):
+                out.extend(_mechanisms(part))
+    return out

@@ -106,3 +106,17 @@ class SecureSumResult:
     def to_dict(self) -> dict[str, Any]:
         """The result as a JSON-ready dictionary."""
         return asdict(self)
+
+    def loss_description(self) -> Any:
+        """What this sum drew, for a ledger's tight accountants: the discrete Gaussian
+        the H honest survivors' shares make (σ = σ_c·√H, Δ = p steps) where that is
+        exact to float resolution, else the (ε, δ) it states
+        (:func:`~dpstudio.engine.accounting.protocol_loss.secure_sum_loss`).
+
+        Returns
+        -------
+        LossDescription
+        """
+        from dpstudio.engine.accounting.protocol_loss import secure_sum_loss
+
+        return secure_sum_loss(self)

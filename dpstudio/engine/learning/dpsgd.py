@@ -14,8 +14,12 @@ For t = 1 … T, on rows with ‖x‖₂ ≤ 1 and any :mod:`.models` model:
    (:func:`clip_gradients`).
 3. **Noise**: the sum of the clipped gradients gets N(0, σ²S²) per coordinate, where S is
    the sum's ℓ₂ sensitivity under add/remove-one (below) and σ the noise multiplier.
-4. **Step**: θ ← θ − η·(noisy sum/(q·n) + λθ). The denominator is the *expected* batch
-   size, with n public (as the engine's means take it); λθ reads no data.
+4. **Step**: θ ← θ − η·(noisy sum/B + λθ), B the expected batch. σ, q, T and ε depend on
+   no size (:func:`plan_dpsgd` takes q, T, C, δ and ε only), so neighbouring datasets get
+   the same plan. The divisor B is the plan's ``expected_batch`` when the analyst
+   declares it (public: the step is then post-processing of the noisy sums alone);
+   without it B = q·n, which reads n — under add/remove n is private, so declare
+   ``expected_batch`` for a release whose steps must not depend on n. λθ reads no data.
 
 Release noise on a lattice
 --------------------------
@@ -51,6 +55,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dpstudio.engine.accounting.dpsgd import DPSGD_METHODS, dpsgd_epsilon, dpsgd_sigma
+from dpstudio.engine.accounting.loss import LossDescription
 from dpstudio.engine.additive import fine_grid
 from dpstudio.engine.calibration import validate_delta, validate_epsilon
 from dpstudio.engine.checks import count, positive
@@ -72,7 +77,9 @@ __all__ = [
     "DPSGDPlan",
     "DPSGDResult",
     "clip_gradients",
+    "clipped_batch",
     "plan_dpsgd",
+    "plan_loss",
     "poisson_batch",
     "release_dpsgd",
     "run",
@@ -140,6 +147,9 @@ class DPSGDPlan:
         The accountant's ε for (q, σ, T) at δ: the guarantee of the whole run.
     accountant : str
         ``"pld"`` (default) or ``"rdp"``.
+    expected_batch : float or None
+        B, the declared expected batch: the public divisor of each noisy sum (None: q·n,
+        which reads n; see the module's docstring).
     """
 
     sample_rate: float
@@ -154,6 +164,7 @@ class DPSGDPlan:
     epsilon: float
     delta: float
     accountant: str
+    expected_batch: float | None = None
 
     def to_dict(self) -> dict:
         """The fields as a plain dict (for JSON and manifests)."""
@@ -162,7 +173,8 @@ class DPSGDPlan:
 
 def plan_dpsgd(dimension: int, sample_rate: float, steps: int, clip: float, delta: float, *,
                epsilon: float | None = None, noise_multiplier: float | None = None,
-               learning_rate: float = 0.5, accountant: str = "pld") -> DPSGDPlan:
+               learning_rate: float = 0.5, accountant: str = "pld",
+               expected_batch: float | None = None) -> DPSGDPlan:
     """Plan a run: σ calibrated to a target ε, or the ε of a given σ.
 
     With ``epsilon``, σ is the smallest (to a relative 1e−4, by bisection) whose
@@ -191,6 +203,9 @@ def plan_dpsgd(dimension: int, sample_rate: float, steps: int, clip: float, delt
         η > 0.
     accountant : {"pld", "rdp"}, optional
         The accountant (both upper bounds; the GDP approximation is refused here).
+    expected_batch : float, optional
+        B > 0, the declared expected batch, the public divisor of each noisy sum (None:
+        q·n at run time). It sets the step's scale only, never σ or ε.
 
     Returns
     -------
@@ -223,10 +238,29 @@ def plan_dpsgd(dimension: int, sample_rate: float, steps: int, clip: float, delt
     sigma = acc.sigma
     grid = fine_grid(sigma * c)
     sens = c + math.sqrt(d) * grid / 2.0
+    batch = None if expected_batch is None else positive("the expected batch",
+                                                           expected_batch)
     return DPSGDPlan(sample_rate=q, steps=t, noise_multiplier=sigma, clip=c, dimension=d,
                      grid=grid, sensitivity=sens, noise_std=sigma * sens,
                      learning_rate=eta, epsilon=acc.epsilon, delta=dl,
-                     accountant=accountant)
+                     accountant=accountant, expected_batch=batch)
+
+
+def plan_loss(plan: DPSGDPlan) -> LossDescription:
+    """The loss description of a DP-SGD plan (see :meth:`DPSGDResult.loss_description`).
+
+    Parameters
+    ----------
+    plan : DPSGDPlan
+        The plan that ran.
+
+    Returns
+    -------
+    LossDescription
+    """
+    return LossDescription("subsampled_gaussian", epsilon=plan.epsilon, delta=plan.delta,
+                           scale=plan.noise_std, sensitivity=plan.sensitivity,
+                           sample_rate=plan.sample_rate, steps=plan.steps)
 
 
 def clip_gradients(grads: np.ndarray, clip: float) -> np.ndarray:
@@ -257,6 +291,35 @@ def clip_gradients(grads: np.ndarray, clip: float) -> np.ndarray:
     scale = np.where(norms > c, c / np.maximum(norms, np.finfo(float).tiny) * _CLIP_MARGIN,
                      1.0)
     return g * scale[:, None]
+
+
+def clipped_batch(model: Model, theta: np.ndarray, X: np.ndarray, y: np.ndarray,
+                  idx: np.ndarray, clip: float) -> np.ndarray:
+    """The clipped per-example gradients of the rows ``idx`` (none for an empty batch).
+
+    An empty Poisson batch is an ordinary outcome (probability (1 − q)ⁿ): it contributes
+    a zero sum, and the noise is drawn as for any other step.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    theta : numpy.ndarray
+        The current parameters.
+    X, y : numpy.ndarray
+        All rows and labels.
+    idx : numpy.ndarray of int
+        The batch.
+    clip : float
+        C.
+
+    Returns
+    -------
+    numpy.ndarray, shape (len(idx), d)
+    """
+    if idx.size == 0:  # not every model's per-example gradients take zero rows
+        return np.zeros((0, model.dimension))
+    return clip_gradients(model.per_example_gradients(theta, X[idx], y[idx]), clip)
 
 
 def poisson_batch(n: int, sample_rate: float, source: Source | None = None,
@@ -367,6 +430,21 @@ class DPSGDResult:
                 "delta": self.delta, "steps": self.steps, "simulated": self.simulated,
                 "plan": self.plan.to_dict()}
 
+    def loss_description(self) -> LossDescription:
+        """What this run drew, for a ledger's tight accountants: the Poisson-subsampled
+        Gaussian of noise std σS on a sum of ℓ₂ sensitivity S, rate q, T steps.
+
+        A pld ledger composes it exactly as the accountant did (its ε at the plan's δ is
+        the plan's ε); the claim is the accountant's (ε, δ).
+
+        Returns
+        -------
+        LossDescription
+            Family ``subsampled_gaussian`` with ``scale`` = σS, ``sensitivity`` = S,
+            ``sample_rate`` = q and ``steps`` = T.
+        """
+        return plan_loss(self.plan)
+
 
 def _noisy_sum_lattice(clipped: np.ndarray, plan: DPSGDPlan, source: Source) -> np.ndarray:
     """Σ snapped ḡᵢ (exact int64) + discrete Gaussian of σS/g steps, in value units."""
@@ -431,7 +509,10 @@ def run(params: DPSGDJob, state: State | None = None) -> DPSGDResult:
     n = X.shape[0]
     gen = None if job.release else simulation_generator(job.source)
     theta = model.init(job.init_seed)
-    denominator = plan.sample_rate * n  # expected batch size; n public
+    # The declared expected batch when given (public); else q·n, which reads n (module
+    # docstring). σ and ε never depend on n.
+    denominator = (plan.expected_batch if plan.expected_batch is not None
+                   else plan.sample_rate * n)
     sizes = np.empty(plan.steps, dtype=np.int64)
     every = max(1, plan.steps // 200)  # at most ~200 progress reports
     for t in range(plan.steps):
@@ -441,8 +522,7 @@ def run(params: DPSGDJob, state: State | None = None) -> DPSGDResult:
         else:
             idx = poisson_batch(n, plan.sample_rate, gen=gen)
         sizes[t] = idx.size
-        grads = model.per_example_gradients(theta, X[idx], y[idx])
-        clipped = clip_gradients(grads, plan.clip)
+        clipped = clipped_batch(model, theta, X, y, idx, plan.clip)
         if job.release:
             noisy = _noisy_sum_lattice(clipped, plan, job.source)
         else:
@@ -535,6 +615,9 @@ class DPSGDTrainer:
         C, the per-example gradient norm bound.
     learning_rate : float
         η.
+    expected_batch : float
+        B, the declared expected batch (the public divisor of each noisy sum); 0 when
+        not declared (a simulation then divides by q·n; a release is refused upstream).
     """
 
     epsilon: float
@@ -544,6 +627,7 @@ class DPSGDTrainer:
     batch_rate: float
     clip: float
     learning_rate: float
+    expected_batch: float = 0.0
 
     def calibrate(self, dimension: int, n: int | None = None) -> DPSGDPlan:
         """:func:`plan_dpsgd` for a model of ``dimension`` parameters (σ from the target ε).
@@ -562,7 +646,8 @@ class DPSGDTrainer:
         """
         steps = steps_for_epochs(self.epochs, self.batch_rate)
         return plan_dpsgd(dimension, self.batch_rate, steps, self.clip, self.delta,
-                          epsilon=self.epsilon, learning_rate=self.learning_rate)
+                          epsilon=self.epsilon, learning_rate=self.learning_rate,
+                          expected_batch=self.expected_batch or None)
 
 
 #: The registry entries of this module (registered by :mod:`dpstudio.engine.mechanisms`).
@@ -594,11 +679,18 @@ ENTRIES = (
                   low=0.0, low_open=True, high=100.0, log_scale=True, label="C"),
             Param("learning_rate", "float", 0.5, "Learning rate η of each step.",
                   low=0.0, low_open=True, high=100.0, log_scale=True, label="η"),
+            # 0 stands for "not declared" (a Param's default must be a valid value):
+            # under add/remove n is private, so a release needs a declared B.
+            Param("expected_batch", "float", 0.0,
+                  "Expected batch B, the public divisor of each noisy gradient sum (e.g. "
+                  "q × a public row count; per site for FedAvg); 0 leaves it undeclared, "
+                  "which a simulation replaces by q·n and a release refuses.",
+                  low=0.0, high=1e9, label="B", shown_high=1e6),
         ),
         factory=lambda epsilon=1.0, delta=1e-6, **kw: DPSGDTrainer(
             epsilon, delta, kw.get("lambda", 1e-4), kw.get("epochs", 5.0),
             kw.get("batch_rate", 0.05), kw.get("clip", 1.0),
-            kw.get("learning_rate", 0.5)),
+            kw.get("learning_rate", 0.5), kw.get("expected_batch", 0.0)),
         needs_delta=True,
         # No query of its own yet: ``dpstudio train`` and the analysis layer's training run
         # name the entry by method; a project release of a training run comes later.

@@ -6,13 +6,23 @@ steps of minibatch SGD (batch B, learning rate η: θ ← θ − η(mean gradien
 the server moves θ by the site-size-weighted average of their updates. Rows must have
 ‖x‖₂ ≤ 1 (features mapped by their declared bounds) for every private variant.
 
+The private variants read no site size and no record count for anything but the data
+itself: every record is Poisson-sampled at the declared rate q (``batch_rate``) at its
+site, σ comes from (q, T, ε, δ) (:mod:`.federated_plan`), each noisy sum is divided by a
+public divisor — the declared expected batch B of one site (``batch_size``), B·h for the
+sum of h surviving sites — and the server averages the participants' updates with equal
+weights 1/k (k declared). A site's sum of about q·mᵢ clipped gradients divided by B
+≈ q·m̄ weighs it by mᵢ/m̄ on its own, so equal weights still average by size in
+expectation, without reading mᵢ. (Dividing by q·mᵢ, or weighting by mᵢ/Σm, would make
+the update a function of private sizes: not post-processing of the noisy sums.)
+
 Variants (``variant``), all record-level DP (add/remove one example) and calibrated to
 the same target (ε, δ) — their plans and accounting are in :mod:`.federated_plan`:
 
 ``none``
     Plain FedAvg: uniform minibatches of min(B, mᵢ) rows without replacement; no DP.
 ``local``
-    Each site runs DP-SGD on its own rows (Poisson rate qᵢ = B/mᵢ, clipping C, Gaussian
+    Each site runs DP-SGD on its own rows (Poisson rate q, clipping C, Gaussian
     noise on every local step): its update is DP by itself, against everyone including
     the aggregator. Noise is added S times over, once per site, hence the utility cost.
 ``secagg``
@@ -28,14 +38,19 @@ the same target (ε, δ) — their plans and accounting are in :mod:`.federated_
     seeds from the OS CSPRNG, integers modulo 2⁶⁴, which hold these sums without
     wrapping): the server holds only masked messages and unmasks their sum. A simulation
     adds the messages directly: the masks cancel exactly, so its view is the same sum.
+    ``noise="skellam"`` draws Skellam shares instead of discrete-Gaussian ones;
+    ``dropouts=u`` plans the shares for the honest survivors and drops u random sites
+    of every aggregation after masking (the protocol recovers the survivors' sum).
 ``cape``
     Correlated noise from common randomness (Imtiaz & Sarwate, CAPE): the same messages
     as secagg, each carrying an independent part and a zero-sum part (wᵢ − wᵢ₊₁) from
     randomness the sites share; every message is protected alone, the zero-sum parts
     cancel in the sum, and the ε reported is for the aggregator's view of *all*
-    messages (:func:`~dpstudio.engine.learning.federated_plan.cape_factor`).
+    messages (:func:`~dpstudio.engine.learning.federated_plan.cape_factor`) — and of
+    the ``colluding`` sites' secrets when some are declared
+    (:mod:`~dpstudio.engine.learning.cape_collusion`).
 ``shuffle``
-    The local variant's messages (each site pre-weights its update by its public size)
+    The local variant's messages (each pre-weighted by the public 1/k)
     pass through a shuffler, so the server sees them without their senders. The
     amplification bound of :mod:`dpstudio.engine.shuffle.amplification` (Feldman,
     McMillan & Talwar 2021) is for n users each holding one input and applying an
@@ -43,6 +58,9 @@ the same target (ε, δ) — their plans and accounting are in :mod:`.federated_
     site datasets are not ε₀-indistinguishable), and with a few sites there are no
     clones to hide among. The bound does not apply, so no amplification is credited:
     the ε reported is the local variant's, pessimistic; the utility is local's too.
+
+Sampling a fraction of the sites per round credits δ only
+(:mod:`~dpstudio.engine.learning.site_sampling`); the result says so in ``notes``.
 
 Randomness: ``source`` (the OS CSPRNG, :class:`~dpstudio.engine.rng.SecureSource`) for a
 release — Poisson bits and exact discrete-Gaussian lattice noise, as :mod:`.dpsgd`; or
@@ -58,18 +76,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
 from dpstudio.engine import sampling
+from dpstudio.engine.accounting.loss import LossDescription
 from dpstudio.engine.calibration import validate_delta, validate_epsilon
-from dpstudio.engine.checks import count, positive
-from dpstudio.engine.errors import ParameterError, QueryError
+from dpstudio.engine.checks import count, positive, sample_rate
+from dpstudio.engine.errors import EngineError, ParameterError, QueryError
 from dpstudio.engine.learning.dpsgd import (
     _noisy_sum_float,
     _noisy_sum_lattice,
-    clip_gradients,
+    clipped_batch,
     poisson_batch,
 )
 from dpstudio.engine.learning.federated_plan import (
@@ -78,29 +98,19 @@ from dpstudio.engine.learning.federated_plan import (
     plan_aggregate,
     plan_local,
 )
+from dpstudio.engine.learning.federated_trust import TRUSTS, federated_loss, trusts
 from dpstudio.engine.learning.models import Model
+from dpstudio.engine.learning.site_sampling import site_sampling
 from dpstudio.engine.learning.sites import Sites, sites_from_column
 from dpstudio.engine.local.tally import simulation_generator
 from dpstudio.engine.rng import Source, require_secure
 from dpstudio.jobs import State, check
 
-__all__ = ["TRUSTS", "VARIANTS", "FederatedResult", "secure_total", "train_federated"]
+__all__ = ["TRUSTS", "VARIANTS", "FederatedResult", "secure_total", "train_federated",
+           "trusts"]
 
 VARIANTS = ("none", "local", "secagg", "cape", "shuffle")
 
-TRUSTS = {
-    "none": "Trusts the aggregator and every site with the exact updates: no privacy.",
-    "local": "Trusts no one: each site's noisy update protects its records against the "
-             "aggregator and the other sites.",
-    "secagg": "Trusts the secure-aggregation protocol and that at most the declared "
-              "number of sites collude with the server: the server sees only the noisy "
-              "sum.",
-    "cape": "Trusts that the common randomness is generated honestly and that no site "
-            "colludes with the aggregator: each message is protected alone, and only "
-            "the sum is as accurate as central DP.",
-    "shuffle": "Trusts the shuffler to hide which site sent which update; no "
-               "amplification is credited for it, so the guarantee is the local one.",
-}
 
 
 @dataclass(frozen=True)
@@ -127,6 +137,10 @@ class FederatedResult:
         False only for a release drawn from the OS CSPRNG.
     details : dict
         The plan: rates, noise multipliers, steps, participants (for JSON and tests).
+    notes : tuple of str
+        Sentences the result must carry (the δ credited for sampling sites).
+    description : LossDescription or None
+        What :meth:`loss_description` returns (None for ``none``).
     """
 
     params: np.ndarray
@@ -139,6 +153,31 @@ class FederatedResult:
     per_round: tuple | None
     simulated: bool = True
     details: dict = field(default_factory=dict, repr=False)
+    notes: tuple = ()
+    description: Any = field(default=None, repr=False, compare=False)
+
+    def loss_description(self) -> LossDescription:
+        """What this run drew, for a ledger's tight accountants.
+
+        secagg with Gaussian shares, cape, local and shuffle: the Poisson-subsampled
+        Gaussian their accountant composed (noise std σΔ of the weakest view the
+        guarantee covers, sensitivity Δ, the declared rate q and T = R·E steps), so a
+        pld ledger composes it exactly; secagg with Skellam shares: ``approx`` (its
+        (ε, δ) only).
+
+        Returns
+        -------
+        LossDescription
+
+        Raises
+        ------
+        EngineError
+            For the non-private variant, which drew no noise.
+        """
+        if self.description is None:
+            raise EngineError("a non-private federated run drew no noise: it has no "
+                              "privacy loss to describe")
+        return self.description
 
     def to_dict(self) -> dict:
         """What an export may publish.
@@ -147,13 +186,14 @@ class FederatedResult:
         -------
         dict
             ``params``, ``epsilon``, ``delta``, ``accountant``, ``variant``, ``trusts``,
-            ``per_round``, ``simulated``, ``details``.
+            ``per_round``, ``simulated``, ``details``, ``notes``.
         """
         return {"params": [float(t) for t in self.params], "epsilon": self.epsilon,
                 "delta": self.delta, "accountant": self.accountant,
                 "variant": self.variant, "trusts": self.trusts,
                 "per_round": None if self.per_round is None else list(self.per_round),
-                "simulated": self.simulated, "details": self.details}
+                "simulated": self.simulated, "details": self.details,
+                "notes": list(self.notes)}
 
 
 class _Draws:
@@ -190,6 +230,23 @@ class _Draws:
     def lattice(self, std_steps: float, size: int) -> np.ndarray:
         return sampling.discrete_gaussian(std_steps, size, self.source)
 
+    def skellam(self, variance_steps: float, size: int) -> np.ndarray:
+        """Sk(v) in grid steps: exact-law Poisson draws (release) or numpy's (simulation)."""
+        lam = variance_steps / 2.0
+        if self.release:
+            from dpstudio.engine.distributed.noise import poisson
+
+            return poisson(lam, size, self.source) - poisson(lam, size, self.source)
+        return self.gen.poisson(lam, size) - self.gen.poisson(lam, size)
+
+    def dropped(self, participants: int, dropouts: int) -> np.ndarray:
+        """Positions (among the participants) of the sites that drop out this step."""
+        if dropouts <= 0:
+            return np.zeros(0, np.int64)
+        perm = (sampling.permutation(participants, self.source) if self.release
+                else self.gen.permutation(participants))
+        return np.sort(perm[:dropouts])
+
 
 def _data(X, y, sites, private: bool) -> tuple[np.ndarray, np.ndarray, Sites]:
     X = np.asarray(X, dtype=np.float64)
@@ -221,14 +278,14 @@ def _local_update(model: Model, theta, X, y, steps: int, lr: float, batch: int,
 
 
 def _local_dp_update(model: Model, theta, X, y, steps: int, lr: float, plan,
-                     draws: _Draws) -> np.ndarray:
-    """E steps of DP-SGD at one site (its own plan: qᵢ, σᵢ, lattice)."""
+                     draws: _Draws, divisor: float) -> np.ndarray:
+    """E steps of DP-SGD at one site (the plan: q, σ, lattice), each noisy sum divided by
+    the public ``divisor`` (the declared expected batch B, never q·mᵢ: mᵢ is private)."""
     m = X.shape[0]
-    denominator = plan.sample_rate * m
+    denominator = float(divisor)
     for _ in range(steps):
         idx = draws.poisson(m, plan.sample_rate)
-        clipped = clip_gradients(model.per_example_gradients(theta, X[idx], y[idx]),
-                                 plan.clip)
+        clipped = clipped_batch(model, theta, X, y, idx, plan.clip)
         if draws.release:
             noisy = _noisy_sum_lattice(clipped, plan, draws.source)
         else:
@@ -243,10 +300,16 @@ def _site_message(clipped: np.ndarray, plan: AggregatePlan, draws: _Draws,
 
     Release: integer lattice steps (int64); simulation: value units (float64).
     """
+    skellam = getattr(plan, "noise", "gaussian") == "skellam"
     if draws.release:
         steps = np.rint(clipped / plan.grid).astype(np.int64)
         total = steps.sum(axis=0) if steps.shape[0] else np.zeros(dimension, np.int64)
+        if skellam:
+            return total + draws.skellam(plan.share_variance, dimension)
         return total + draws.lattice(plan.share_std / plan.grid, dimension)
+    if skellam:  # the Skellam law itself, in value units
+        return clipped.sum(axis=0) + draws.skellam(plan.share_variance,
+                                                   dimension) * plan.grid
     return clipped.sum(axis=0) + draws.normal(plan.share_std, dimension)
 
 
@@ -261,13 +324,15 @@ def _common_parts(plan: AggregatePlan, h: int, draws: _Draws, dimension: int) ->
     return w - np.roll(w, -1, axis=0)
 
 
-def secure_total(messages: np.ndarray, source: Source) -> np.ndarray:
+def secure_total(messages: np.ndarray, source: Source,
+                 survivors: np.ndarray | None = None) -> np.ndarray:
     """The sum of the sites' integer messages as secure aggregation gives it to the server.
 
     Every site masks its message (pairwise and self masks from seeds drawn from
-    ``source``, integers modulo 2⁶⁴); the server receives only the masked messages and
-    unmasks their sum. Two's complement makes the signed sum exact while it stays within
-    ±2⁶³ (lattice steps of clipped gradients and their noise are far below that).
+    ``source``, integers modulo 2⁶⁴); the server receives only the masked messages of the
+    survivors and unmasks their sum (the survivors reveal the dropped sites' pair seeds).
+    Two's complement makes the signed sum exact while it stays within ±2⁶³ (lattice steps
+    of clipped gradients and their noise are far below that).
 
     Parameters
     ----------
@@ -275,52 +340,69 @@ def secure_total(messages: np.ndarray, source: Source) -> np.ndarray:
         Each site's message: its clipped sum on the lattice plus its noise share.
     source : Source
         The OS CSPRNG of the release (the key agreement's and masks' seeds).
+    survivors : numpy.ndarray of int, optional
+        The sites whose masked messages arrive (all when omitted).
 
     Returns
     -------
     numpy.ndarray of int64, shape (d,)
-        Σ messages, as unmasked by the server.
+        Σ of the survivors' messages, as unmasked by the server.
+
+    Raises
+    ------
+    QueryError
+        If too few sites survive for the protocol to recover the dropped sites' masks.
     """
     from dpstudio.engine.distributed.secagg import setup_session
 
     m = np.asarray(messages, dtype=np.int64)
+    alive = np.arange(m.shape[0]) if survivors is None else np.asarray(survivors, np.int64)
     if m.shape[0] < 2:  # one site: nothing to hide its message among
-        return m.sum(axis=0)
+        return m[alive].sum(axis=0)
     session = setup_session(m.shape[0], 64, m.shape[1], source)
-    return session.aggregate(m, np.arange(m.shape[0])).view(np.int64)
+    return session.aggregate(m, alive).view(np.int64)
 
 
 def _aggregate_step(model: Model, theta, parts, plan: AggregatePlan, variant: str,
-                    draws: _Draws, lr: float) -> np.ndarray:
-    """One aggregated DP-SGD step over the participating sites' (X, y) parts."""
+                    draws: _Draws, lr: float, divisor: float) -> np.ndarray:
+    """One aggregated DP-SGD step over the participating sites' (X, y) parts; the noisy
+    sum is divided by ``divisor`` (B) times the number of surviving sites (public)."""
     d = model.dimension
     messages = []
     for Xs, ys in parts:
         idx = draws.poisson(Xs.shape[0], plan.sample_rate)
-        clipped = clip_gradients(model.per_example_gradients(theta, Xs[idx], ys[idx]),
-                                 plan.clip)
+        clipped = clipped_batch(model, theta, Xs, ys, idx, plan.clip)
         messages.append(_site_message(clipped, plan, draws, d))
     messages = np.array(messages)
     if variant == "cape":
         messages = messages + _common_parts(plan, len(parts), draws, d)
+    # Declared dropouts happen: that many sites vanish after masking, and the protocol
+    # recovers the sum of the survivors (whose shares were planned to protect it alone).
+    gone = draws.dropped(len(parts), getattr(plan, "dropouts", 0))
+    alive = np.setdiff1d(np.arange(len(parts)), gone)
     # The server (through secure aggregation, or adding the CAPE messages) gets the sum.
     if draws.release and variant == "secagg":
-        total = secure_total(messages, draws.source)
+        total = (secure_total(messages, draws.source) if gone.size == 0
+                 else secure_total(messages, draws.source, alive))
     else:
-        total = messages.sum(axis=0)
+        total = messages[alive].sum(axis=0)
     if draws.release:
         total = total.astype(np.float64) * plan.grid
-    denominator = plan.sample_rate * sum(p[0].shape[0] for p in parts)
+    # B per surviving site: public (B declared, the survivors' count known to the server);
+    # q·Σmᵢ would make the step a function of private sizes.
+    denominator = float(divisor) * alive.size
     return theta - lr * (total / denominator + model.lam * theta)
 
 
 def train_federated(X, y, sites, model: Model, variant: str, *, epsilon: float | None,
                     delta: float | None, rounds: int, local_steps: int, lr: float,
-                    batch_size: int, fraction: float = 1.0, clip: float = 1.0,
+                    batch_size: int, batch_rate: float | None = None,
+                    fraction: float = 1.0, clip: float = 1.0,
                     source: Source | None = None, rng: np.random.Generator | None = None,
                     evaluate: Callable | None = None, state: State | None = None,
                     colluding: int = 0, cape_ratio: float = 10.0, init_seed: int = 0,
-                    accountant: str = "pld") -> FederatedResult:
+                    accountant: str = "pld", noise: str = "gaussian",
+                    dropouts: int = 0) -> FederatedResult:
     """Train with FedAvg under one privacy variant (see the module's docstring).
 
     Parameters
@@ -343,9 +425,13 @@ def train_federated(X, y, sites, model: Model, variant: str, *, epsilon: float |
         E, local steps per round (aggregated one by one under secagg and cape).
     lr : float
         η.
-    batch_size : int
-        B: the local minibatch (expected size of the Poisson batch of a site of average
-        size for secagg and cape; of each site for local and shuffle).
+    batch_size : int or float
+        B: the local minibatch of ``none`` (an integer); for the private variants the
+        declared expected batch of one site (> 0, may be fractional), the public divisor
+        of every noisy sum (it sets the step's scale, never the noise).
+    batch_rate : float, optional
+        q, the declared Poisson rate of every record at its site; required by the private
+        variants (their σ and ε depend on it and on no size).
     fraction : float, optional
         The fraction of sites per round, in (0, 1]; ⌈fraction·S⌉ sites join each round.
     clip : float, optional
@@ -359,10 +445,16 @@ def train_federated(X, y, sites, model: Model, variant: str, *, epsilon: float |
     state : State, optional
         Progress and cancellation.
     colluding : int, optional
-        Sites per round that may collude with the server (secagg): their shares are not
-        counted on.
+        Sites per round that may collude with the server: their shares are not counted on
+        (secagg); the guarantee covers what is left of the noise in their view (cape,
+        :mod:`.cape_collusion`, refused where that leaves a site its own share only).
     cape_ratio : float, optional
         κ, the zero-sum part's variance over the sum's noise variance (cape), ≥ ½.
+    noise : {"gaussian", "skellam"}, optional
+        secagg's noise shares: distributed discrete Gaussian (default) or Skellam.
+    dropouts : int, optional
+        Sites of a round that may drop out after masking (secagg): the noise is planned
+        for the honest survivors, and that many drop out of every aggregation.
     init_seed : int, optional
         The model's public starting point.
     accountant : {"pld", "rdp"}, optional
@@ -391,7 +483,10 @@ def train_federated(X, y, sites, model: Model, variant: str, *, epsilon: float |
     X, y, sites = _data(X, y, sites, private)
     r = count("the number of rounds", rounds)
     e = count("the number of local steps", local_steps)
-    b = count("the batch size", batch_size)
+    # ``none`` draws minibatches of B rows (an integer); the private variants only divide
+    # by the declared expected batch B, which may be fractional (q × a public count).
+    b = (positive("the expected batch", batch_size) if private
+         else count("the batch size", batch_size))
     eta = positive("the learning rate", lr)
     f = positive("the fraction of sites per round", fraction)
     if f > 1:
@@ -406,27 +501,52 @@ def train_federated(X, y, sites, model: Model, variant: str, *, epsilon: float |
     d = model.dimension
 
     plan: LocalPlan | AggregatePlan | None = None
+    sampled = None
     if private:
         eps = validate_epsilon(epsilon)
         dl = validate_delta(delta, required=True)
+        if batch_rate is None:
+            raise ParameterError("a private federated run needs its Poisson rate q "
+                                 "(batch_rate): the noise is calibrated from it, never "
+                                 "from the sites' sizes")
+        rate = sample_rate(batch_rate)
+        if variant not in ("secagg", "cape") and (noise != "gaussian" or colluding
+                                                  or dropouts):
+            raise ParameterError(f"Skellam noise, colluding sites and dropouts are "
+                                 f"declared for secagg or cape, not for {variant}")
+        if variant == "cape" and dropouts:
+            raise ParameterError("CAPE's correlated parts cancel only when every site's "
+                                 "message arrives: use secagg to tolerate dropouts")
+        # Sampling k of S sites credits δ only (:mod:`.site_sampling`): the accountant
+        # runs at δ′ = δ/P(a site joins at least one round).
+        sampled = site_sampling(sites.count, k, r, dl)
+        acc_delta = sampled.accounted_delta
         if variant in ("local", "shuffle"):
-            plan = plan_local(sizes, d, b, r * e, e, c, eps, dl, eta, accountant)
+            plan = plan_local(d, rate, r * e, e, c, eps, acc_delta, eta, accountant,
+                              sites.count)
         else:
-            plan = plan_aggregate(variant, X.shape[0], sites.count, k, d, b, r * e, e, c,
-                                  eps, dl, colluding=colluding, cape_ratio=cape_ratio,
-                                  accountant=accountant)
+            plan = plan_aggregate(variant, rate, k, d, r * e, e, c,
+                                  eps, acc_delta, colluding=colluding,
+                                  cape_ratio=cape_ratio, accountant=accountant,
+                                  noise=noise, dropouts=dropouts)
+    elif noise != "gaussian" or colluding or dropouts:
+        raise ParameterError("the non-private variant draws no noise: Skellam noise, "
+                             "colluding sites and dropouts do not apply")
 
     theta = model.init(init_seed)
     metrics = []
     for rnd in range(r):
         check(state)
         chosen = draws.choose_sites(sites.count, k)
-        weights = sizes[chosen] / sizes[chosen].sum()
+        # Size weights for plain FedAvg only; the private variants weigh each update 1/k
+        # (public): the sizes are private (module docstring).
+        weights = (sizes[chosen] / sizes[chosen].sum() if not private
+                   else np.full(chosen.size, 1.0 / chosen.size))
         if variant in ("secagg", "cape"):
             for _ in range(e):
                 check(state)
                 theta = _aggregate_step(model, theta, [parts[i] for i in chosen], plan,
-                                        variant, draws, eta)
+                                        variant, draws, eta, b)
         else:
             updates = []
             for i in chosen:
@@ -436,7 +556,7 @@ def train_federated(X, y, sites, model: Model, variant: str, *, epsilon: float |
                     new = _local_update(model, theta, Xs, ys, e, eta, b, draws.gen)
                 else:
                     new = _local_dp_update(model, theta, Xs, ys, e, eta, plan.sites[i],
-                                           draws)
+                                           draws, b)
                 updates.append(new - theta)
             weighted = np.asarray(updates) * weights[:, None]  # each site pre-weights
             if variant == "shuffle":
@@ -451,10 +571,19 @@ def train_federated(X, y, sites, model: Model, variant: str, *, epsilon: float |
 
     details = {"rounds": r, "local_steps": e, "participants": k, "sites": sites.count,
                "batch_size": b, "learning_rate": eta, "clip": c}
+    if private:
+        details["batch_rate"] = rate
     if plan is None:
         return FederatedResult(theta, metrics, math.inf, 0.0, "none", variant,
                                TRUSTS[variant], None, not draws.release, details)
     details.update(plan.to_dict())
-    return FederatedResult(theta, metrics, plan.epsilon, plan.delta, accountant, variant,
-                           TRUSTS[variant], tuple(plan.per_round), not draws.release,
-                           details)
+    details.update(site_participation=sampled.round_probability,
+                   run_participation=sampled.run_probability,
+                   sampling_delta=sampled.accounted_delta)
+    details.setdefault("accounted_delta", sampled.accounted_delta)
+    per_round = (plan.per_round[0], sampled.round_delta(plan.per_round[1]))
+    notes = tuple(x for x in (sampled.note(),) if x)
+    result = FederatedResult(theta, metrics, plan.epsilon, sampled.delta, accountant,
+                             variant, trusts(variant, colluding, dropouts), per_round,
+                             not draws.release, details, notes)
+    return replace(result, description=federated_loss(result, plan))

@@ -1,27 +1,31 @@
 """The privacy plans of the federated variants: noise scales and the accountant's (ε, δ).
 
-Everything here is fixed before any record is read: the site *sizes* are treated as
-public (as DP-SGD treats n), the rest is the analyst's parameters. Each plan holds the
-accountant's ε for the (q, σ, T) that :mod:`.federated` will run, so the reported ε is
-the accountant's for the parameters run, not a target.
+Everything here is fixed before any record is read, from the analyst's declared
+parameters only: the Poisson rate q (``batch_rate``), the steps, C, the target (ε, δ) and
+the declared numbers of sites, participants, colluding and dropped-out sites. The site
+*sizes* and the number of records are **not** inputs: under add/remove-one-record (the
+relation DP-SGD and FedAvg state) they are private, and a σ or q derived from them would
+change between neighbouring datasets, so the released noise and ε would leak them. Each
+plan holds the accountant's ε for the (q, σ, T) that :mod:`.federated` will run, so the
+reported ε is the accountant's for the parameters run, not a target.
 
 All variants protect one **record** (add/remove one example, anywhere in the
 federation). A record at a site takes part in at most R·E noisy steps (R rounds, E
 steps each); when only a fraction of the sites join a round we still count every
-round (site sampling is not credited: it correlates the inclusion of a site's records,
-so the Poisson-subsampling accountant does not apply to it) — pessimistic.
+round for ε (site sampling correlates the inclusion of a site's records, so the
+Poisson-subsampling accountant does not apply to it); only δ is credited for it, by
+:mod:`.site_sampling`, which asks these plans for the δ′ the accountant runs at.
 
 Plans
 -----
 local / shuffle
-    Site i runs DP-SGD on its own rows: Poisson rate qᵢ = min(1, B/mᵢ), T = R·E steps,
-    one noise multiplier σ for every site, calibrated by the PLD accountant to the
-    target ε at the largest rate (the smallest site; ε grows with q, so every other
-    site's ε is below it) (:func:`~dpstudio.engine.learning.dpsgd.plan_dpsgd`). A record
-    lives at one site, so the federation's ε is the largest site's (parallel
-    composition).
+    Site i runs DP-SGD on its own rows: every record is sampled with the declared rate q
+    at its site, T = R·E steps, one noise multiplier σ calibrated by the PLD accountant
+    to the target ε at q (:func:`~dpstudio.engine.learning.dpsgd.plan_dpsgd`); the
+    expected batch q·mᵢ is an outcome, not an input. A record lives at one site, so the
+    federation's ε is that of one site (parallel composition).
 secagg
-    One Poisson rate q = min(1, B·S/n) for every record; each aggregated step's sum of
+    The same rate q for every record; each aggregated step's sum of
     clipped gradients gets central-DP-SGD noise σ·Δ, split into h = participants −
     colluding discrete-Gaussian shares of σ·Δ/√h each (Kairouz, Liu & Steinke 2021).
     The shares are ≥ 2¹⁵ grid steps wide, so KLS21's τ is 0 in floating point and their
@@ -39,25 +43,61 @@ cape
     mechanism of multiplier σ̃/√(Σ̃⁻¹)ᵢᵢ (worst i). σ̃ is raised by that factor
     (→ 1 as κ grows) so the joint view meets the target: the accountant is then the
     subsampled Gaussian's, exactly, for a simulation. Each message alone has noise
-    σ̃·√(1/h + 2κ) ≥ σ̃ (κ ≥ ½): it protects its site's records by itself.
+    σ̃·√(1/h + 2κ) ≥ σ̃ (κ ≥ ½): it protects its site's records by itself. Against an
+    aggregator colluding with up to c sites, σ̃ is raised instead by what is left of the
+    noise in the worst view (:mod:`.cape_collusion`), refused where a site keeps only
+    its own share.
+
+Skellam shares (secagg, ``noise="skellam"``)
+    Each of the h honest survivors adds Sk(v/h) = Pois(v/2h) − Pois(v/2h) per
+    coordinate (Agarwal, Kairouz & Liu 2021): the sum carries Sk(v) exactly, v =
+    (σ̃·Δ·(1 + 10⁻³)/g)² grid steps² on a lattice with σΔ/g in [2¹¹, 2¹²) (the exact
+    Skellam δ of :mod:`~dpstudio.engine.distributed.skellam` is evaluated up to 10⁹
+    steps²). It is accounted, like the discrete Gaussian, as the continuous Gaussian of
+    multiplier σ — an approximation at this resolution, checked at every plan: in one
+    dimension, at the step's integer sensitivity ⌈Δ/g⌉, the Skellam's exact δ(ε) is at
+    most the Gaussian's at ε = ½, 1, 2, 4 (the 10⁻³ wider law pays for the rounding up).
+    The release's Poisson draws are within :func:`~dpstudio.engine.distributed.noise
+    .poisson_tv` of Poisson in total variation: (1 + e^ε)·(draws)·tv is taken out of δ
+    before the accountant is asked.
+
+Dropouts (secagg)
+    With u sites that may drop out of a round after masking, the masking protocol
+    recovers the sum of the survivors; the shares are planned for h = participants −
+    colluding − u (the honest survivors: pessimistic), and the protocol needs a majority
+    of the participants to survive.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from dpstudio.engine.accounting.dpsgd import dpsgd_epsilon, dpsgd_sigma
 from dpstudio.engine.additive import fine_grid
+from dpstudio.engine.checks import count
+from dpstudio.engine.checks import sample_rate as _check_rate
 from dpstudio.engine.distributed.noise import kls21_tau
 from dpstudio.engine.errors import ParameterError
+from dpstudio.engine.learning.cape_collusion import check_collusion, information_multiplier
 from dpstudio.engine.learning.dpsgd import plan_dpsgd
 
-__all__ = ["AggregatePlan", "LocalPlan", "cape_factor", "plan_aggregate", "plan_local"]
+__all__ = ["NOISES", "AggregatePlan", "LocalPlan", "cape_factor", "plan_aggregate", "plan_local"]
 
 _TAU_LIMIT = 1e-12  # KLS21's τ above this would have to be accounted; never at 2¹⁵ steps
+NOISES = ("gaussian", "skellam")
+# Skellam lattice: 2⁴ coarser than fine_grid's, so σΔ/g lies in [2¹¹, 2¹²) and the exact
+# Skellam δ (evaluated up to 10⁹ steps²) can check it.
+_SKELLAM_COARSER = 16.0
+# The Skellam's std is planned this much wider than the accounted Gaussian's: it pays for
+# the check's integer sensitivity ⌈Δ/g⌉ ≤ (1 + 2⁻¹⁰)·Δ/g.
+_SKELLAM_WIDER = 1e-3
+_SKELLAM_CHECK_EPSILONS = (0.5, 1.0, 2.0, 4.0)
+# poisson_tv is about 7e-16 at the means used here (≥ 10⁵); 1e-14 bounds it with margin
+# and is checked in the tests.
+_SKELLAM_TV_BOUND = 1e-14
 
 
 @dataclass(frozen=True)
@@ -67,11 +107,11 @@ class LocalPlan:
     Attributes
     ----------
     sites : tuple of DPSGDPlan
-        One plan per site (rate qᵢ, σᵢ, T, lattice).
+        One plan per site, all equal (rate q, σ, T, lattice: public parameters only).
     epsilon, delta : float
-        The federation's guarantee: the largest site ε, at δ.
+        The federation's guarantee: one site's ε (every site's), at δ.
     per_round : tuple of float
-        (ε, δ) of one round (E steps), the largest over sites.
+        (ε, δ) of one round (E steps).
     """
 
     sites: tuple
@@ -85,11 +125,11 @@ class LocalPlan:
         Returns
         -------
         dict
-            ``sample_rate``, ``noise_multiplier`` (lists, per site), ``steps``.
+            ``sample_rate`` (q), ``noise_multiplier`` (σ), ``steps`` (T): every site's.
         """
-        return {"sample_rate": [p.sample_rate for p in self.sites],
-                "noise_multiplier": [p.noise_multiplier for p in self.sites],
-                "steps": self.sites[0].steps}
+        first = self.sites[0]
+        return {"sample_rate": first.sample_rate, "noise_multiplier": first.noise_multiplier,
+                "steps": first.steps}
 
 
 @dataclass(frozen=True)
@@ -126,6 +166,19 @@ class AggregatePlan:
         (ε, δ) of one round (E steps).
     tau : float
         KLS21's τ at the share width (secagg; 0 to floating point).
+    noise : str
+        ``"gaussian"`` (discrete Gaussian shares) or ``"skellam"`` (secagg).
+    colluding : int
+        Sites per round that may collude with the server (declared).
+    dropouts : int
+        Sites that may drop out of a round (secagg; declared).
+    view_multiplier : float
+        σ of the weakest view the guarantee covers (the accountant's σ: the sum's for
+        secagg, the worst colluding view's for cape).
+    share_variance : float
+        Variance of one Skellam share in grid steps² (0 for the Gaussian shares).
+    accounted_delta : float
+        δ the accountant was asked at (δ less the Poisson draws' total variation).
     """
 
     sample_rate: float
@@ -143,6 +196,12 @@ class AggregatePlan:
     delta: float
     per_round: tuple
     tau: float
+    noise: str = "gaussian"
+    colluding: int = 0
+    dropouts: int = 0
+    view_multiplier: float = 0.0
+    share_variance: float = 0.0
+    accounted_delta: float = 0.0
 
     def to_dict(self) -> dict:
         """The fields as a plain dict (for JSON).
@@ -154,19 +213,17 @@ class AggregatePlan:
         return asdict(self)
 
 
-def plan_local(sizes, dimension: int, batch_size: int, steps: int, local_steps: int,
+def plan_local(dimension: int, sample_rate: float, steps: int, local_steps: int,
                clip: float, epsilon: float, delta: float, lr: float,
-               accountant: str = "pld") -> LocalPlan:
-    """One DP-SGD plan per site, each calibrated to ε (see the module's docstring).
+               accountant: str = "pld", sites: int = 1) -> LocalPlan:
+    """One DP-SGD plan, the same at every site, calibrated to ε (module docstring).
 
     Parameters
     ----------
-    sizes : array_like of int
-        mᵢ, the sites' sizes (public).
     dimension : int
         d.
-    batch_size : int
-        B, the expected local batch.
+    sample_rate : float
+        q, the declared Poisson rate of every record at its site.
     steps : int
         T = R·E.
     local_steps : int
@@ -175,6 +232,8 @@ def plan_local(sizes, dimension: int, batch_size: int, steps: int, local_steps: 
         C, the target (ε, δ), η.
     accountant : str, optional
         ``"pld"`` or ``"rdp"``.
+    sites : int, optional
+        S, the declared number of sites (one plan each, all equal).
 
     Returns
     -------
@@ -185,20 +244,14 @@ def plan_local(sizes, dimension: int, batch_size: int, steps: int, local_steps: 
     ParameterError
         For a parameter out of range.
     """
-    rates = [min(1.0, batch_size / max(int(m), 1)) for m in np.asarray(sizes, np.int64)]
-    top = max(rates)
-    # One σ for every site, calibrated at the largest rate (the smallest site): ε grows
-    # with q, so every site meets the target and the smallest exactly; one calibration
-    # instead of one per site size.
-    first = plan_dpsgd(dimension, top, steps, clip, delta, epsilon=epsilon,
-                       learning_rate=lr, accountant=accountant)
-    # The other sites run at their own rate with the same σ (grid and Δ depend on σ, C
-    # and d only); their plans keep the calibrated ε, an upper bound on theirs.
-    plans = [replace(first, sample_rate=q) for q in rates]
-    eps = first.epsilon
-    per_round = dpsgd_epsilon(first.noise_multiplier, top, local_steps, delta,
+    # σ from (q, T, ε, δ) only: no site size enters, so neighbouring datasets get the
+    # same plan (the sizes are private under add/remove).
+    plan = plan_dpsgd(dimension, sample_rate, steps, clip, delta, epsilon=epsilon,
+                      learning_rate=lr, accountant=accountant)
+    per_round = dpsgd_epsilon(plan.noise_multiplier, plan.sample_rate, local_steps, delta,
                               accountant).epsilon
-    return LocalPlan(tuple(plans), eps, float(delta), (per_round, float(delta)))
+    return LocalPlan((plan,) * count("the number of sites", sites), plan.epsilon,
+                     float(delta), (per_round, float(delta)))
 
 
 def cape_factor(participants: int, ratio: float) -> float:
@@ -225,26 +278,23 @@ def cape_factor(participants: int, ratio: float) -> float:
     return float(math.sqrt(np.max(np.diag(np.linalg.inv(cov)))))
 
 
-def plan_aggregate(variant: str, n: int, sites: int, participants: int, dimension: int,
-                   batch_size: int, steps: int, local_steps: int, clip: float,
+def plan_aggregate(variant: str, sample_rate: float, participants: int, dimension: int,
+                   steps: int, local_steps: int, clip: float,
                    epsilon: float, delta: float, *, colluding: int = 0,
-                   cape_ratio: float = 10.0, accountant: str = "pld") -> AggregatePlan:
+                   cape_ratio: float = 10.0, accountant: str = "pld",
+                   noise: str = "gaussian", dropouts: int = 0) -> AggregatePlan:
     """The noise of the secagg or cape variant, calibrated to ε (module docstring).
 
     Parameters
     ----------
     variant : {"secagg", "cape"}
         The variant.
-    n : int
-        Records in the federation (public, as DP-SGD's n).
-    sites : int
-        S.
+    sample_rate : float
+        q, the declared Poisson rate of every record (no size enters the plan).
     participants : int
-        Sites per round.
+        Sites per round (declared: ⌈fraction·S⌉).
     dimension : int
         d.
-    batch_size : int
-        B: the expected batch of a site of average size.
     steps : int
         T = R·E.
     local_steps : int
@@ -252,11 +302,16 @@ def plan_aggregate(variant: str, n: int, sites: int, participants: int, dimensio
     clip, epsilon, delta : float
         C and the target (ε, δ).
     colluding : int, optional
-        Sites that may hand their shares to the server (secagg).
+        Sites that may collude with the server: their shares are not counted on (secagg);
+        the guarantee covers their view (cape).
     cape_ratio : float, optional
         κ ≥ ½ (cape).
     accountant : str, optional
         ``"pld"`` or ``"rdp"``.
+    noise : {"gaussian", "skellam"}, optional
+        The shares' family (secagg; cape draws Gaussian noise).
+    dropouts : int, optional
+        Sites that may drop out of a round (secagg).
 
     Returns
     -------
@@ -265,31 +320,80 @@ def plan_aggregate(variant: str, n: int, sites: int, participants: int, dimensio
     Raises
     ------
     ParameterError
-        If no honest site is left, κ < ½, or a parameter is out of range.
+        If no honest site is left, κ < ½, the collusion or dropouts are more than the
+        variant tolerates, or a parameter is out of range.
     """
-    q = min(1.0, batch_size * sites / n)
-    acc = dpsgd_sigma(epsilon, delta, q, steps, accountant)
-    sigma = acc.sigma
-    one = dpsgd_epsilon(sigma, q, local_steps, delta, accountant).epsilon
+    if noise not in NOISES:
+        raise ParameterError(f"the federated noise must be {' or '.join(NOISES)}, "
+                             f"got {noise!r}")
+    colluding, dropouts = int(colluding), int(dropouts)
+    if colluding < 0 or dropouts < 0:
+        raise ParameterError("the numbers of colluding and dropped-out sites must be ≥ 0")
+    if variant == "cape":
+        if noise != "gaussian":
+            raise ParameterError("Skellam shares are for secure aggregation: CAPE's "
+                                 "correlated parts are Gaussian (use --fed-variant secagg)")
+        if dropouts:
+            raise ParameterError("CAPE's correlated parts cancel only when every site's "
+                                 "message arrives: use --fed-variant secagg to tolerate "
+                                 "dropouts")
+    # The declared rate: a rate derived from n or the site sizes would differ between
+    # neighbouring datasets, and so would σ and ε.
+    q = _check_rate(sample_rate)
+    if q < 2.0 ** -32:  # a release decides each record from 32 bits (:mod:`.dpsgd`)
+        raise ParameterError("the sampling rate must be at least 2⁻³²")
     h = participants
-    if variant == "secagg":
-        if colluding < 0:
-            raise ParameterError("the number of colluding sites must be ≥ 0")
-        h = participants - int(colluding)
-        if h < 1:
-            raise ParameterError(f"with {colluding} colluding sites of {participants} per "
-                                 "round no honest share is left to protect the sum")
-        total, common = sigma, 0.0
-    else:
+    info = 1.0
+    if variant == "cape":  # refused before any calibration
         if not cape_ratio >= 0.5:
             raise ParameterError("the correlated noise's ratio κ must be at least ½, so "
                                  "that each message protects its site alone")
-        total = sigma * cape_factor(participants, cape_ratio)
+        info = check_collusion(participants, cape_ratio, colluding)
+    if variant == "secagg":
+        h = participants - colluding - dropouts
+        if h < 1:
+            raise ParameterError(f"with {colluding} colluding sites and {dropouts} dropouts "
+                                 f"of {participants} per round no honest share is left to "
+                                 "protect the sum")
+        if dropouts and participants - dropouts < participants // 2 + 1:
+            raise ParameterError(f"secure aggregation recovers dropped sites' masks from a "
+                                 f"majority of the {participants} participants: at most "
+                                 f"{participants - participants // 2 - 1} may drop out")
+    # Every participant draws its share, the colluders' and dropped sites' included.
+    draws = 2 * participants * dimension * steps if noise == "skellam" else 0
+    acc_delta = float(delta)
+    if draws:
+        # Every Poisson draw is within tv of Poisson: (1 + e^ε)·draws·tv comes out of δ.
+        acc_delta -= (1.0 + math.exp(epsilon)) * draws * _SKELLAM_TV_BOUND
+        if acc_delta <= 0:
+            raise ParameterError("δ is too small for the Skellam draws' total variation")
+    acc = dpsgd_sigma(epsilon, acc_delta, q, steps, accountant)
+    sigma = acc.sigma
+    one = dpsgd_epsilon(sigma, q, local_steps, acc_delta, accountant).epsilon
+    share_var = 0.0
+    if variant == "secagg":
+        total, common = sigma, 0.0
+    else:
+        total = information_multiplier(sigma, info)
         common = math.sqrt(cape_ratio) * total
-    grid = fine_grid(total * clip / math.sqrt(h))
-    sens = clip + math.sqrt(dimension) * grid / 2.0
-    share = total * sens / math.sqrt(h)
-    tau = kls21_tau(share / grid, h) if variant == "secagg" else 0.0
+    if noise == "skellam":
+        grid = fine_grid(total * clip) * _SKELLAM_COARSER
+        sens = clip + math.sqrt(dimension) * grid / 2.0
+        std_steps = total * sens * (1.0 + _SKELLAM_WIDER) / grid
+        _check_skellam(std_steps ** 2, sens / grid, total * sens / grid)
+        share_var = std_steps ** 2 / h
+        from dpstudio.engine.distributed.noise import poisson_tv
+
+        if poisson_tv(share_var / 2.0) > _SKELLAM_TV_BOUND:  # the δ taken out covers it
+            raise ParameterError("the Skellam shares are too narrow for their Poisson "
+                                 "draws' accounting; use fewer sites per round")
+        share = math.sqrt(share_var) * grid
+        tau = 0.0
+    else:
+        grid = fine_grid(total * clip / math.sqrt(h))
+        sens = clip + math.sqrt(dimension) * grid / 2.0
+        share = total * sens / math.sqrt(h)
+        tau = kls21_tau(share / grid, h) if variant == "secagg" else 0.0
     if tau > _TAU_LIMIT:
         raise ParameterError("the distributed noise's shares are too narrow for KLS21's "
                              "bound to vanish; use fewer sites per round")
@@ -297,4 +401,20 @@ def plan_aggregate(variant: str, n: int, sites: int, participants: int, dimensio
                          sum_multiplier=total, clip=clip, grid=grid, sensitivity=sens,
                          participants=participants, honest=h, share_std=share,
                          common_std=common * sens, epsilon=acc.epsilon, delta=float(delta),
-                         per_round=(one, float(delta)), tau=tau)
+                         per_round=(one, float(delta)), tau=tau, noise=noise,
+                         colluding=colluding, dropouts=dropouts, view_multiplier=sigma,
+                         share_variance=share_var, accounted_delta=acc_delta)
+
+
+def _check_skellam(variance: float, sensitivity_steps: float, sigma: float) -> None:
+    """Refuse unless the Skellam of this variance is, in one dimension at ⌈Δ/g⌉, no less
+    private than the Gaussian of std σ accounted for it, at Δ/g (module docstring)."""
+    from dpstudio.engine.calibration import analytic_gaussian_delta
+    from dpstudio.engine.distributed.skellam import skellam_delta
+
+    for eps in _SKELLAM_CHECK_EPSILONS:
+        exact = skellam_delta(variance, math.ceil(sensitivity_steps), eps)
+        if exact > analytic_gaussian_delta(sigma, sensitivity_steps, eps):
+            raise ParameterError("the Skellam shares do not match the Gaussian they are "
+                                 "accounted as at this resolution; use the discrete "
+                                 "Gaussian (--fed-noise gaussian)")

@@ -28,20 +28,17 @@ depend on the data).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from dpstudio.engine.errors import EngineError, QueryError
+from dpstudio.engine.errors import QueryError
 from dpstudio.engine.learning.features import _validate_lambda
-from dpstudio.engine.special import expit
+from dpstudio.engine.learning.newton import gradient_norm_exact, minimize_logistic, objective
 
 __all__ = ["LIPSCHITZ", "LogisticFit", "fit_logistic", "gradient_tolerance", "sensitivity_l2"]
 
 LIPSCHITZ = 1.0  # logistic loss with ‖x‖₂ ≤ 1
-_MAX_NEWTON = 100
-_MAX_POLISH = 8
 
 
 def gradient_tolerance(n: int) -> float:
@@ -91,33 +88,13 @@ def sensitivity_l2(n: int, lam: float) -> float:
 
 
 def _objective(theta: np.ndarray, X: np.ndarray, y: np.ndarray, lam: float) -> float:
-    margins = y * (X @ theta)
-    return float(np.mean(np.logaddexp(0.0, -margins)) + 0.5 * lam * theta @ theta)
-
-
-def _gradient(theta: np.ndarray, X: np.ndarray, y: np.ndarray, lam: float) -> np.ndarray:
-    s = y * expit(-(y * (X @ theta)))
-    return -(X.T @ s) / X.shape[0] + lam * theta
-
-
-def _gradient_exact(theta, X, y, lam) -> np.ndarray:
-    """∇F(θ), each coordinate one correctly rounded sum (math.fsum)."""
-    n = X.shape[0]
-    s = y * expit(-(y * (X @ theta)))
-    return np.array([math.fsum([*(-X[:, j] * s / n).tolist(), lam * theta[j]])
-                     for j in range(X.shape[1])])
+    """F(θ; D) (:mod:`.newton`'s J without a linear term)."""
+    return objective(theta, X, y, lam)
 
 
 def _gradient_norm_exact(theta, X, y, lam) -> float:
-    """‖∇F(θ)‖₂ with compensated sums (for the certificate)."""
-    g = _gradient_exact(theta, X, y, lam)
-    return float(math.sqrt(math.fsum((g * g).tolist())))
-
-
-def _hessian(theta, X, y, lam) -> np.ndarray:
-    m = y * (X @ theta)
-    w = expit(m) * expit(-m)
-    return (X.T * w) @ X / X.shape[0] + lam * np.eye(X.shape[1])
+    """‖∇F(θ)‖₂ with compensated sums (the certificate's measure, :mod:`.newton`)."""
+    return gradient_norm_exact(theta, X, y, lam)
 
 
 @dataclass(frozen=True)
@@ -184,40 +161,6 @@ def fit_logistic(X: np.ndarray, y: np.ndarray, lam: float) -> LogisticFit:
     if n < 1:
         raise QueryError("no records to fit")
     tol = gradient_tolerance(n)
-    theta = np.zeros(p)
-    f = _objective(theta, X, y, lam)
-    it = 0
-    while it < _MAX_NEWTON:
-        it += 1
-        g = _gradient(theta, X, y, lam)
-        if np.linalg.norm(g) <= tol / 8:
-            break
-        step = np.linalg.solve(_hessian(theta, X, y, lam), -g)
-        t = 1.0
-        while True:  # Armijo backtracking
-            cand = theta + t * step
-            fc = _objective(cand, X, y, lam)
-            if fc <= f + 1e-4 * t * float(g @ step) or t < 1e-10:
-                break
-            t *= 0.5
-        if fc > f:  # no further progress in floating point
-            break
-        theta, f = cand, fc
-    gnorm = _gradient_norm_exact(theta, X, y, lam)
-    # F's decrease can vanish below a float's resolution before ∇F reaches the tolerance:
-    # finish with full Newton steps on the correctly rounded gradient, kept only while its
-    # norm falls.
-    for _ in range(_MAX_POLISH):
-        if gnorm <= tol / 2:
-            break
-        cand = theta + np.linalg.solve(_hessian(theta, X, y, lam),
-                                       -_gradient_exact(theta, X, y, lam))
-        gc = _gradient_norm_exact(cand, X, y, lam)
-        if not gc < gnorm:
-            break
-        theta, gnorm, it = cand, gc, it + 1
-    f = _objective(theta, X, y, lam)
-    if gnorm > tol / 2:
-        raise EngineError(f"the solver could not certify ‖∇F‖ ≤ {tol / 2:g} "
-                          f"(reached {gnorm:.3g}); try a larger λ")
+    theta, gnorm, it = minimize_logistic(X, y, lam, tol, what="∇F")
+    f = objective(theta, X, y, lam)
     return LogisticFit(theta, f, gnorm, tol, it, n, lam)

@@ -69,6 +69,7 @@ from dpstudio.engine.learning.evaluation import auc
 from dpstudio.jobs import State, check
 
 __all__ = [
+    "AUDIT_MEANING",
     "RELATIONS",
     "Canary",
     "MembershipAudit",
@@ -84,6 +85,12 @@ __all__ = [
 
 #: Neighbouring relations an audit can test: the canary added to D, or replacing a record.
 RELATIONS = ("add", "replace")
+
+#: What an audit's bound shows and what it does not, for every result (``note``).
+AUDIT_MEANING = ("the audit's ε is a lower bound from one attack on one canary record: "
+                 "above the claimed ε it shows the claim is wrong, at or below it it shows "
+                 "only that this attack found nothing more, not that the training is "
+                 "private")
 
 
 # ---------------------------------------------------------------- loss-threshold attack
@@ -298,7 +305,8 @@ class MembershipAudit:
                                                    e.beta_high, strict=True)]
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: ``points`` with their boxes, ``epsilon_lower`` and how it was got.
+        """JSON-ready: ``points`` with their boxes, ``epsilon_lower``, how it was got, and
+        ``note``, one sentence on what the bound shows and does not (:data:`AUDIT_MEANING`).
 
         Returns
         -------
@@ -312,7 +320,7 @@ class MembershipAudit:
             "fpr": self.fpr, "tpr": self.tpr, "fpr_upper": self.fpr_upper,
             "fnr_upper": self.fnr_upper, "max_certifiable": self.max_certifiable,
             "runs": self.runs, "relation": self.relation, "confidence": self.confidence,
-            "delta": self.delta, "selection": self.selection,
+            "delta": self.delta, "selection": self.selection, "note": AUDIT_MEANING,
         }
 
 

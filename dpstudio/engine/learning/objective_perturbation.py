@@ -44,12 +44,13 @@ import numpy as np
 from dpstudio.engine.additive import IntegerNoise, fine_grid
 from dpstudio.engine.calibration import validate_delta, validate_epsilon
 from dpstudio.engine.entry import DELTA, EPSILON, MechanismInfo, Param
-from dpstudio.engine.errors import EngineError, ParameterError, QueryError
+from dpstudio.engine.errors import ParameterError, QueryError
 from dpstudio.engine.learning.features import _validate_lambda
 from dpstudio.engine.learning.logistic import gradient_tolerance
+from dpstudio.engine.learning.newton import minimize_logistic
 from dpstudio.engine.learning.output_perturbation import snap
 from dpstudio.engine.rng import Source, require_secure
-from dpstudio.engine.special import expit, gammaincinv, ndtri
+from dpstudio.engine.special import gammaincinv, ndtri
 
 __all__ = [
     "ENTRIES",
@@ -66,8 +67,6 @@ __all__ = [
 LOGISTIC_SMOOTHNESS = 0.25  # c: ℓ″(z) = σ(z)σ(−z) ≤ 1/4
 LOGISTIC_LIPSCHITZ = 1.0  # ζ: |ℓ′| ≤ 1 and ‖x‖ ≤ 1
 _TOLERANCE_SHARE = 1.0 / 200.0  # ε₂ = ε/200, spent twice (see the module's docstring)
-_MAX_NEWTON = 100
-_MAX_POLISH = 8
 
 
 @dataclass(frozen=True)
@@ -235,73 +234,9 @@ def draw_linear_term(plan: ObjectivePerturbation, source: Source, size: int = 1
     return normals / lengths[:, None] * norms[:, None]
 
 
-def _objective(theta, X, y, mu, b, n) -> float:
-    return float(np.mean(np.logaddexp(0.0, -y * (X @ theta))) + 0.5 * mu * theta @ theta
-                 + b @ theta / n)
-
-
-def _gradient(theta, X, y, mu, b, n) -> np.ndarray:
-    s = -y * expit(-y * (X @ theta))
-    return X.T @ s / n + mu * theta + b / n
-
-
-def _gradient_exact(theta, X, y, mu, b, n) -> np.ndarray:
-    """∇J with each coordinate's sum correctly rounded (math.fsum): no cancellation error
-    between the data term and the large ``b/n`` and ``μθ`` terms a small ε brings."""
-    s = -y * expit(-y * (X @ theta))
-    return np.array([math.fsum([*(X[:, j] * s / n).tolist(), mu * theta[j], b[j] / n])
-                     for j in range(X.shape[1])])
-
-
-def _gradient_norm_exact(theta, X, y, mu, b, n) -> float:
-    g = _gradient_exact(theta, X, y, mu, b, n)
-    return float(math.sqrt(math.fsum((g * g).tolist())))
-
-
-def _hessian(theta, X, y, mu, n) -> np.ndarray:
-    m = y * (X @ theta)
-    w = expit(m) * expit(-m)
-    return (X.T * w) @ X / n + mu * np.eye(X.shape[1])
-
-
 def _minimize(X, y, mu, b) -> np.ndarray:
-    """Damped Newton on the strongly convex J, certified to ‖∇J‖ ≤ g_tol/2."""
-    n, p = X.shape
-    tol = gradient_tolerance(n)
-    theta = np.zeros(p)
-    f = _objective(theta, X, y, mu, b, n)
-    for _ in range(_MAX_NEWTON):
-        g = _gradient(theta, X, y, mu, b, n)
-        if np.linalg.norm(g) <= tol / 8:
-            break
-        step = np.linalg.solve(_hessian(theta, X, y, mu, n), -g)
-        t = 1.0
-        while True:  # Armijo backtracking
-            cand = theta + t * step
-            fc = _objective(cand, X, y, mu, b, n)
-            if fc <= f + 1e-4 * t * float(g @ step) or t < 1e-10:
-                break
-            t *= 0.5
-        if fc > f:
-            break
-        theta, f = cand, fc
-    gnorm = _gradient_norm_exact(theta, X, y, mu, b, n)
-    # Near the minimum J's differences fall below a float's resolution before ∇J reaches
-    # the tolerance (a small ε makes b, and so θ and J, large): finish with full Newton
-    # steps on the correctly rounded gradient, kept only while its norm falls.
-    for _ in range(_MAX_POLISH):
-        if gnorm <= tol / 2:
-            break
-        cand = theta + np.linalg.solve(_hessian(theta, X, y, mu, n),
-                                       -_gradient_exact(theta, X, y, mu, b, n))
-        gc = _gradient_norm_exact(cand, X, y, mu, b, n)
-        if not gc < gnorm:
-            break
-        theta, gnorm = cand, gc
-    if gnorm > tol / 2:
-        raise EngineError(f"the solver could not certify ‖∇J‖ ≤ {tol / 2:g} (reached "
-                          f"{gnorm:.3g}); try a larger λ")
-    return theta
+    """The shared certified Newton solver on J, to ‖∇J‖ ≤ g_tol/2 (:mod:`.newton`)."""
+    return minimize_logistic(X, y, mu, gradient_tolerance(X.shape[0]), b=b)[0]
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,11 @@ _FRAGMENT_SHARE = Param("fragment_share", "float", 0.5,
 _CATEGORICAL = ("categorical", "integer", "boolean")
 _NUMERIC = ("numeric", "integer", "boolean")
 
+# Frequency oracles that also run shuffled (a histogram in the shuffle model, each user at
+# the ε₀ that amplification by shuffling allows: dpstudio.engine.shuffle.shuffled_local).
+# Under "shuffle" the entry's ε is the central one and δ comes from the release.
+_SHUFFLED = ("local", "shuffle")
+
 HISTOGRAM_RANDOMIZERS = ("rr", "krr", "sue", "oue", "olh", "hadamard", "cms")
 MEAN_RANDOMIZERS = ("local_laplace", "local_gaussian", "duchi")
 HEAVY_HITTER_RANDOMIZERS = ("sfp", "cms")
@@ -113,7 +118,7 @@ ENTRIES = (
         name="krr", label="K-ary randomized response",
         description="Each user reports their category, or with some probability a random "
                     "other one.",
-        trust_models=("local",), value_types=_CATEGORICAL, kind="randomizer",
+        trust_models=_SHUFFLED, value_types=_CATEGORICAL, kind="randomizer",
         params=(EPSILON,),
         factory=lambda epsilon, k=None, **_: KaryRR(epsilon, _need_k("krr", k)),
         queries=("histogram",), references=("Kairouz, Oh & Viswanath 2014", _REFS_WANG)),
@@ -121,7 +126,7 @@ ENTRIES = (
         name="sue", label="Symmetric unary encoding",
         description="Each user sends a one-hot vector with every bit flipped (basic "
                     "one-time RAPPOR).",
-        trust_models=("local",), value_types=_CATEGORICAL, kind="randomizer",
+        trust_models=_SHUFFLED, value_types=_CATEGORICAL, kind="randomizer",
         params=(EPSILON,),
         factory=lambda epsilon, k=None, **_: UnaryEncoding(epsilon, _need_k("sue", k), False),
         queries=("histogram",), references=("Erlingsson, Pihur & Korolova 2014", _REFS_WANG)),
@@ -129,7 +134,7 @@ ENTRIES = (
         name="oue", label="Optimized unary encoding",
         description="Each user sends a one-hot vector: the 1 kept with probability 1/2, "
                     "0s flipped rarely.",
-        trust_models=("local",), value_types=_CATEGORICAL, kind="randomizer",
+        trust_models=_SHUFFLED, value_types=_CATEGORICAL, kind="randomizer",
         params=(EPSILON,),
         factory=lambda epsilon, k=None, **_: UnaryEncoding(epsilon, _need_k("oue", k), True),
         queries=("histogram",), references=(_REFS_WANG,)),
@@ -137,7 +142,7 @@ ENTRIES = (
         name="olh", label="Optimal local hashing",
         description="Each user hashes their category to g buckets with a random hash, then "
                     "randomizes the bucket.",
-        trust_models=("local",), value_types=_CATEGORICAL, kind="randomizer",
+        trust_models=_SHUFFLED, value_types=_CATEGORICAL, kind="randomizer",
         params=(EPSILON, Param("g", "int", 0,
                                "Number of hash buckets; 0 picks Wang et al.'s optimum "
                                "round(e^ε) + 1.", low=0, high=65536)),

@@ -9,6 +9,8 @@ cloak          Ghazi, Pagh & Velingker's invisibility cloak: encoder, shuffler, 
 blanket        Balle, Bell, Gascón & Nissim's single-message privacy-blanket protocol
 summation      the registry entries ``cloak`` and ``blanket``; :func:`run_shuffle_sum`
                (simulation on a column) and :func:`plan_shuffle_sum` (figures only)
+shuffled_local a local frequency oracle (K-RR, SUE, OUE, OLH) shuffled: a histogram, each
+               user at the ε₀ FMT21 amplification allows for the central (ε, δ)
 """
 
 from dpstudio.engine.shuffle.amplification import (

@@ -25,10 +25,20 @@ debiasing; the n terms are independent and each lies in an interval of length
 1/(1 − γ), which gives a Bernstein error bound. The precision k is chosen to minimize
 this variance bound subject to γ < 1 (about (εn)^{1/3}/ln(1/δ)^{1/3}, BBGN19 §4), unless
 given.
+
+The guarantee charged. BBGN19's ε is what γ is calibrated for, but it is loose: the same
+messages are n shuffled reports of an ε₀-LDP randomizer, ε₀ = ln(1 + (k+1)(1 − γ)/γ)
+(:func:`blanket_local_epsilon`: a message equals any given level with probability between
+γ/(k+1) and 1 − γ + γ/(k+1), whatever the value, randomized rounding included), so
+Feldman, McMillan & Talwar's amplification bound holds for them too. Both bounds are valid
+for the same messages: :func:`blanket_central_epsilon` states the smaller. The noise (γ)
+is never changed by this, only the ε claimed for it (e.g. n = 3000, ε = 0.5, δ = 10⁻⁶: γ
+gives ε₀ ≈ 1.85, whose FMT21 bound is ε ≈ 0.26).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -39,8 +49,10 @@ from dpstudio.engine.checks import number, positive
 from dpstudio.engine.distributed.encoding import randomized_round
 from dpstudio.engine.errors import ParameterError
 from dpstudio.engine.rng import Source
+from dpstudio.engine.shuffle.amplification import shuffle_epsilon
 
-__all__ = ["BlanketParameters", "blanket_gamma", "blanket_parameters", "blanket_randomize"]
+__all__ = ["BlanketParameters", "blanket_central_epsilon", "blanket_gamma",
+           "blanket_local_epsilon", "blanket_parameters", "blanket_randomize"]
 
 _MAX_K = 1 << 20
 _GAMMA_GRID = 2.0**-32
@@ -133,6 +145,58 @@ def _check(n: int, epsilon: float, delta: float) -> tuple[float, float]:
             f"the privacy-blanket bound (Balle et al. 2019, Thm 3.1) holds for ε ≤ 1, got "
             f"ε = {epsilon:g}; use the cloak")
     return eps, number("δ", delta, low=0.0, low_open=True, high=1.0, high_open=True)
+
+
+def blanket_local_epsilon(k: int, gamma: float) -> float:
+    """Each user's local ε₀ of the blanket's message: (k+1)-ary randomized response with
+    blanket probability γ.
+
+    A message equals the rounded value with probability 1 − γ + γ/(k+1) and any other
+    level with γ/(k+1); randomized rounding mixes two levels first, which keeps every
+    level's probability between those two, so ε₀ = ln(1 + (k+1)(1 − γ)/γ) for every
+    pair of values in [0, 1].
+
+    Parameters
+    ----------
+    k : int
+        Precision (levels {0, …, k}).
+    gamma : float
+        Blanket probability, in (0, 1).
+
+    Returns
+    -------
+    float
+    """
+    return math.log1p((k + 1) * (1.0 - gamma) / gamma)
+
+
+# FMT21's computation needs δ at least this (amplification.py's floor).
+_MIN_DELTA_FMT21 = 1e-12
+
+
+@functools.lru_cache(maxsize=512)
+def _fmt21(eps0: float, n: int, delta: float) -> float:
+    return shuffle_epsilon(eps0, n, delta, "fmt21")[0]
+
+
+def blanket_central_epsilon(params: BlanketParameters) -> tuple[float, str]:
+    """The central ε of the blanket's shuffled messages: the smaller of BBGN19's (what γ
+    was calibrated for) and FMT21's amplification of each user's ε₀, at the same δ.
+
+    Parameters
+    ----------
+    params : BlanketParameters
+        The protocol's settings (n, k, γ, ε, δ).
+
+    Returns
+    -------
+    (float, str)
+        ε, and the bound that gives it: ``"bbgn19"`` or ``"fmt21"``.
+    """
+    if params.delta < _MIN_DELTA_FMT21:
+        return params.epsilon, "bbgn19"
+    eps = _fmt21(blanket_local_epsilon(params.k, params.gamma), params.n, params.delta)
+    return (eps, "fmt21") if eps < params.epsilon else (params.epsilon, "bbgn19")
 
 
 def _rounded_gamma(k: int, n: int, epsilon: float, delta: float) -> float:

@@ -105,6 +105,24 @@ class ShuffleResult:
         """
         return asdict(self)
 
+    def loss_description(self) -> Any:
+        """What this sum drew, for a ledger's tight accountants: its (ε, δ), from the
+        amplification or blanket bound (no tighter description of the shuffled messages
+        is proven; :func:`~dpstudio.engine.accounting.protocol_loss.shuffle_loss`).
+
+        Returns
+        -------
+        LossDescription
+
+        Raises
+        ------
+        ParameterError
+            When ε is not finite (nothing to account).
+        """
+        from dpstudio.engine.accounting.protocol_loss import shuffle_loss
+
+        return shuffle_loss(self)
+
     def _scale(self, factor: float) -> None:
         self.stderr *= factor
         self.error_bound *= factor
@@ -358,14 +376,21 @@ class BlanketProtocol:
         params = self.parameters(n)
         var = params.variance()
         half = encoding.bernstein_half_width(var, params.term_range, 1.0 - self.confidence)
+        # γ is calibrated for BBGN19's ε; FMT21 on each user's ε₀ may prove a smaller one
+        # for the same messages: the smaller is stated (and charged).
+        eps, bound = blanket.blanket_central_epsilon(params)
+        how = ("each user's message is ε₀-LDP, amplified by shuffling (Feldman, McMillan & "
+               "Talwar 2021), tighter here than Balle et al. 2019, Thm 3.1, which γ was "
+               f"calibrated for (ε = {self.epsilon:g})") if bound == "fmt21" else (
+               "Balle et al. 2019, Thm 3.1")
         return ShuffleResult(
             mechanism=self.name, query=query, value=None, stderr=math.sqrt(var),
-            error_bound=half, confidence=self.confidence, epsilon=self.epsilon,
+            error_bound=half, confidence=self.confidence, epsilon=eps,
             delta=self.delta, n=params.n, messages_per_user=1,
             bits_per_message=params.bits_per_message,
-            accounting="shuffled randomized response with blanket probability γ "
-                       "(Balle et al. 2019, Thm 3.1)",
-            details={"precision": params.k, "gamma": params.gamma},
+            accounting=f"shuffled randomized response with blanket probability γ ({how})",
+            details={"precision": params.k, "gamma": params.gamma, "bound": bound,
+                     "calibrated_epsilon": self.epsilon},
         )
 
     def run(self, values, bounds, source: Source, query: str = "sum") -> ShuffleResult:

@@ -259,7 +259,7 @@ def test_description_round_trips_through_json(desc):
 
 @pytest.mark.parametrize("data,message", [
     ({"mechanism": "pure", "epsilon": 1.0, "colour": "red"}, "unknown field"),
-    ({"schema_version": 2, "mechanism": "pure", "epsilon": 1.0}, "newer"),
+    ({"schema_version": 3, "mechanism": "pure", "epsilon": 1.0}, "newer"),
     ({"mechanism": "cauchy", "epsilon": 1.0}, "unknown mechanism"),
     ({"mechanism": "laplace", "epsilon": 0.5, "scale": 1.0, "sensitivity": 1.0}, "noise gives"),
     ({"mechanism": "gaussian", "epsilon": 0.5, "delta": 1e-6, "scale": 5.0, "sensitivity": 1.0},

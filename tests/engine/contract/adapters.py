@@ -29,6 +29,7 @@ from contract_common import Adapter, check_common_bad_input
 from contract_learning import DPSGDAdapter, ModelAdapters, ObjectiveAdapter
 from contract_local import LocalAdapter
 from contract_protocols import SecureSumAdapter, ShuffleSumAdapter
+from contract_shuffled_local import ShuffledLocalAdapter
 
 from dpstudio.engine.entry import MechanismInfo
 
@@ -38,6 +39,29 @@ CHECKS = ("calibration", "distribution", "audit", "bad_input")
 
 class MissingAdapter(LookupError):
     """An entry whose kind the contract suite does not know."""
+
+
+class ShuffleAdapters(Adapter):
+    """The shuffle model's entries: a sum protocol, or a local randomizer shuffled (an
+    entry that also runs in the local model)."""
+
+    def __init__(self, sums: Adapter, shuffled_local: Adapter) -> None:
+        self.sums, self.shuffled_local = sums, shuffled_local
+
+    def _pick(self, info) -> Adapter:
+        return self.shuffled_local if "local" in info.trust_models else self.sums
+
+    def calibration(self, info):
+        self._pick(info).calibration(info)
+
+    def distribution(self, info):
+        self._pick(info).distribution(info)
+
+    def audit(self, info):
+        self._pick(info).audit(info)
+
+    def bad_input(self, info):
+        self._pick(info).bad_input(info)
 
 
 #: The adapter of each (kind, trust model); every trust model an entry lists needs one.
@@ -50,7 +74,8 @@ ADAPTERS: dict[tuple[str, str], Adapter] = {
                                         ObjectiveERM=ObjectiveAdapter(),
                                         DPSGDTrainer=DPSGDAdapter()),
     ("randomizer", "local"): LocalAdapter(),
-    ("randomizer", "shuffle"): ShuffleSumAdapter(),
+    # The sum protocols (cloak, blanket) and the local frequency oracles run shuffled.
+    ("randomizer", "shuffle"): ShuffleAdapters(ShuffleSumAdapter(), ShuffledLocalAdapter()),
     ("randomizer", "distributed"): SecureSumAdapter(),
 }
 

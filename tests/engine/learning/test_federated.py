@@ -27,7 +27,9 @@ from dpstudio.engine.rng import InsecureSourceError, SecureSource, SimulationSou
 from dpstudio.jobs import Cancelled, NullState
 
 N, P, DELTA = 6000, 10, 1e-5
-FIT = {"rounds": 30, "local_steps": 5, "lr": 2.0, "batch_size": 32}
+FIT = {"rounds": 30, "local_steps": 5, "lr": 2.0, "batch_size": 32,
+       # q declared (the noise depends on it, never on sizes): B = q·m̄, m̄ = 600
+       "batch_rate": 32 * 10 / 6000}
 
 
 def _task(n, p, seed=0):
@@ -75,21 +77,25 @@ def test_fedavg_without_privacy_is_within_two_points_of_centralized_training(fed
 
 
 def test_secagg_matches_central_dpsgd_and_local_is_visibly_worse(fed):
-    # At ε = 0.5 (δ = 1e-5), 3 seeds each. Central DP-SGD at the same rate and steps;
-    # the accuracy's run-to-run s.d. is about 0.3 points for secagg, 2 for local.
+    # At ε = 0.1 (δ = 1e-5), 3 seeds each; central DP-SGD at the same rate and steps.
+    # Since issue 13 every site samples at the declared q (0.053), where local used to be
+    # calibrated at the smallest site's rate B/mᵢ (0.28): local pays only its √k more
+    # noise now, so the gap shows at a smaller ε than the 0.5 this test used. Over 8 seeds
+    # the accuracy's s.d. is 0.7 points (central, secagg), 1.7 (cape), 2.7 (local); the
+    # mean gap local − secagg is −4.3 points.
     X, y, sites, model, acc = fed
-    q = FIT["batch_size"] * sites.count / N
+    q = FIT["batch_rate"]
     steps = FIT["rounds"] * FIT["local_steps"]
-    plan = plan_dpsgd(model.dimension, q, steps, 1.0, DELTA, epsilon=0.5,
+    plan = plan_dpsgd(model.dimension, q, steps, 1.0, DELTA, epsilon=0.1,
                       learning_rate=FIT["lr"])
     central = np.mean([acc(simulate_dpsgd(model, X, y, plan, SimulationSource(s)).theta)
                        for s in range(3)])
-    secagg = _mean_accuracy(fed, "secagg", 0.5)
-    local = _mean_accuracy(fed, "local", 0.5)
-    cape = _mean_accuracy(fed, "cape", 0.5)
+    secagg = _mean_accuracy(fed, "secagg", 0.1)
+    local = _mean_accuracy(fed, "local", 0.1)
+    cape = _mean_accuracy(fed, "cape", 0.1)
     assert abs(secagg - central) <= 0.015, (secagg, central)  # stated margin: 1.5 points
-    assert local <= secagg - 0.05, (local, secagg)  # local: ≥ 5 points worse
-    assert abs(cape - secagg) <= 0.015, (cape, secagg)
+    assert local <= secagg - 0.03, (local, secagg)  # local: ≥ 3 points worse
+    assert abs(cape - secagg) <= 0.025, (cape, secagg)  # 2.5 points (its larger s.d.)
     # and local improves with ε (the noise, not the method, is what costs)
     assert _mean_accuracy(fed, "local", 4.0) > local + 0.03
 
@@ -103,7 +109,7 @@ def test_reported_epsilon_is_the_accountants_for_the_run(fed):
         r = train_federated(X, y, sites, model, variant, epsilon=1.0, delta=DELTA,
                             rng=np.random.default_rng(0), **kw)
         d = r.details
-        assert d["sample_rate"] == FIT["batch_size"] * 10 / N and d["steps"] == steps
+        assert d["sample_rate"] == FIT["batch_rate"] and d["steps"] == steps
         acc = dpsgd_epsilon(d["noise_multiplier"], d["sample_rate"], steps, DELTA)
         assert r.epsilon == acc.epsilon and r.epsilon <= 1.0 and r.accountant == "pld"
         one = dpsgd_epsilon(d["noise_multiplier"], d["sample_rate"], FIT["local_steps"],
@@ -111,13 +117,11 @@ def test_reported_epsilon_is_the_accountants_for_the_run(fed):
         assert r.per_round == (one.epsilon, DELTA)
     local = train_federated(X, y, sites, model, "local", epsilon=1.0, delta=DELTA,
                             rng=np.random.default_rng(0), **kw)
-    rates = local.details["sample_rate"]
-    assert rates == [min(1.0, FIT["batch_size"] / m) for m in sites.sizes]
-    sigma = local.details["noise_multiplier"]
-    assert len(set(sigma)) == 1  # one σ, calibrated at the smallest site's rate
-    assert local.epsilon == dpsgd_epsilon(sigma[0], max(rates), steps, DELTA).epsilon
-    assert all(dpsgd_epsilon(sigma[0], q, steps, DELTA).epsilon <= local.epsilon
-               for q in rates)
+    # The declared rate q at every site, one σ from (q, T, ε, δ): before issue 13's fix
+    # the rates were B/mᵢ and σ was calibrated at the smallest site's (private) size.
+    q, sigma = local.details["sample_rate"], local.details["noise_multiplier"]
+    assert q == FIT["batch_rate"]
+    assert local.epsilon == dpsgd_epsilon(sigma, q, steps, DELTA).epsilon
     shuffled = train_federated(X, y, sites, model, "shuffle", epsilon=1.0, delta=DELTA,
                                rng=np.random.default_rng(0), **kw)
     assert shuffled.epsilon == local.epsilon  # no amplification credited
@@ -139,7 +143,7 @@ def test_cape_factor_matches_the_cycle_laplacians_spectrum():
 
 def test_message_and_sum_noise_have_the_planned_scales():
     h, d, reps = 6, 4, 4000
-    plan = plan_aggregate("cape", 6000, h, h, d, 32, 100, 5, 1.0, 1.0, DELTA,
+    plan = plan_aggregate("cape", 32 * h / 6000, h, d, 100, 5, 1.0, 1.0, DELTA,
                           cape_ratio=3.0)
     draws = _Draws(None, np.random.default_rng(5))
     zero = np.zeros((0, d))
@@ -156,7 +160,7 @@ def test_message_and_sum_noise_have_the_planned_scales():
     assert abs(msgs.sum(axis=1).std() / (sum_std * math.sqrt(h)) - 1) > 0.5  # power
     # secagg: shares planned for the 7 honest sites of 10; the 10 shares' sum has at
     # least central DP-SGD's σΔ (7 of them exactly that), never more than √(10/7) of it.
-    sec = plan_aggregate("secagg", 6000, 10, 10, d, 32, 100, 5, 1.0, 1.0, DELTA,
+    sec = plan_aggregate("secagg", 32 * 10 / 6000, 10, d, 100, 5, 1.0, 1.0, DELTA,
                          colluding=3)
     assert sec.honest == 7 and sec.common_std == 0.0 and sec.tau == 0.0
     assert math.isclose(sec.share_std, sec.noise_multiplier * sec.sensitivity / math.sqrt(7))
@@ -170,7 +174,7 @@ def test_message_and_sum_noise_have_the_planned_scales():
 def test_release_draws_lattice_noise_whose_zero_sum_parts_cancel_exactly(fed):
     X, y, sites, model, acc = fed
     draws = _Draws(SecureSource(), None)
-    plan = plan_aggregate("cape", N, 10, 10, model.dimension, 32, 10, 5, 1.0, 1.0, DELTA)
+    plan = plan_aggregate("cape", 32 * 10 / N, 10, model.dimension, 10, 5, 1.0, 1.0, DELTA)
     parts = _common_parts(plan, 10, draws, model.dimension)
     assert parts.dtype == np.int64 and not parts.sum(axis=0).any() and parts.any()
     for variant in ("secagg", "cape", "local"):

@@ -1,0 +1,252 @@
+"""The files of a release plan: one table of every statistic's values, one manifest, one
+report and one script, rendered in memory (the release transaction writes them).
+
+The manifest has the identity fields of a single release's manifest (``kind``,
+``release``, ``privacy`` with the plan's whole charge, ``dataset``, ``query`` with
+``statistic = "plan"``), so the ledger's audit and ``dpstudio verify`` read it the same
+way, and a ``statistics`` list: each statistic with its (ε, δ) share, its planned
+half-width and its value(s) with intervals.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from dpstudio import __version__
+from dpstudio.export.bundle import RenderedFile
+from dpstudio.export.manifest import MANIFEST_KIND, MANIFEST_VERSION, file_entry, manifest_bytes
+
+__all__ = ["PlanBundle", "plan_file_names", "render_plan_bundle"]
+
+
+@dataclass
+class PlanBundle:
+    """What a plan release's files are rendered from (public fields only)."""
+
+    release_id: int
+    uid: str
+    created_at: str
+    stem: str
+    dataset_name: str
+    fingerprint: str
+    schema: dict[str, Any]
+    epsilon: Decimal
+    delta: Decimal
+    accountant: str
+    budget_epsilon: Decimal
+    budget_delta: Decimal
+    plan: dict[str, Any]
+    #: One per statistic: label, column, query, by, bounds, categories, mechanism,
+    #: epsilon, delta, target, planned_half_width, value, ci_low, ci_high, notes, spec,
+    #: reader, keys.
+    statistics: list[dict[str, Any]]
+    formats: tuple[str, ...] = ("csv", "json")
+    report: bool = False
+    script: bool = False
+    header: bool = True
+    notes: list[str] = field(default_factory=list)
+
+
+def plan_file_names(stem: str, formats: tuple[str, ...], report: bool, script: bool
+                    ) -> list[str]:
+    """The names a plan release writes (the manifest last).
+
+    Parameters
+    ----------
+    stem : str
+    formats : tuple of str
+        ``csv`` and/or ``json``.
+    report, script : bool
+
+    Returns
+    -------
+    list of str
+    """
+    names = [f"{stem}.{f}" for f in formats]
+    if report:
+        names.append(f"{stem}.report.html")
+    if script:
+        names.append(f"{stem}.py")
+    return names + [f"{stem}.manifest.json"]
+
+
+def _rows(stats: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for i, s in enumerate(stats):
+        value = s["value"]
+        cells = value.items() if isinstance(value, dict) else [("", value)]
+        for cell, v in cells:
+            lo = s["ci_low"][cell] if isinstance(s["ci_low"], dict) else s["ci_low"]
+            hi = s["ci_high"][cell] if isinstance(s["ci_high"], dict) else s["ci_high"]
+            out.append({"statistic": i + 1, "label": s["label"], "column": s["column"],
+                        "query": s["query"], "by": " / ".join(s["by"]), "cell": cell,
+                        "value": v, "ci_low": lo, "ci_high": hi, "epsilon": s["epsilon"],
+                        "delta": s["delta"], "target": s.get("target"),
+                        "planned_half_width": s.get("planned_half_width")})
+    return out
+
+
+def _csv(stats: list[dict[str, Any]]) -> bytes:
+    buf = io.StringIO()
+    rows = _rows(stats)
+    writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buf.getvalue().encode()
+
+
+def _public_stat(s: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in s.items() if k not in ("spec", "reader", "keys")}
+
+
+def _num(x: Any) -> str:
+    return "" if x is None else f"{x:.4g}"
+
+
+def _report(inp: PlanBundle) -> bytes:
+    e = html.escape
+    rows = "".join(
+        f"<tr><td>{r['statistic']}</td><td>{e(r['label'])}</td><td>{e(str(r['cell']))}</td>"
+        f"<td>{r['value']:.6g}</td><td>[{r['ci_low']:.6g}, {r['ci_high']:.6g}]</td>"
+        f"<td>{r['epsilon']:.4g}</td><td>{r['delta']:.3g}</td>"
+        f"<td>{_num(r['target'])}</td><td>{_num(r['planned_half_width'])}</td></tr>"
+        for r in _rows(inp.statistics))
+    split = inp.plan
+    notes = "".join(f"<li>{e(n)}</li>" for n in inp.notes + sorted(
+        {n for s in inp.statistics for n in s.get("notes", [])}))
+    text = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Release plan #{inp.release_id}</title>
+<style>body{{font-family:sans-serif;max-width:60em;margin:2em auto}}
+td,th{{padding:.2em .6em;border-bottom:1px solid #ccc;text-align:left}}</style></head>
+<body><h1>Release plan #{inp.release_id}: {len(inp.statistics)} statistics of
+{e(inp.dataset_name)}</h1>
+<p>All statistics were released together under one differential-privacy budget of
+ε = {inp.epsilon}, δ = {inp.delta} ({e(inp.accountant)} accountant), split
+{e(split['method'] == 'accuracy' and 'by accuracy targets' or 'by weights')}
+(confidence {split['confidence']:g}, {e(split['relation'])} neighbours). Each interval
+holds with that probability on its own, not jointly.</p>
+<table><tr><th>#</th><th>statistic</th><th>group</th><th>value</th><th>interval</th>
+<th>ε</th><th>δ</th><th>target ±</th><th>planned ±</th></tr>{rows}</table>
+<h2>Notes</h2><ul>{notes}</ul>
+<p>DP Studio {__version__}; dataset SHA-256 {inp.fingerprint}; release {inp.uid};
+{e(inp.created_at)}.</p></body></html>
+"""
+    return text.encode()
+
+
+_SCRIPT = '''#!/usr/bin/env python3
+"""Reproduce DP Studio release plan #{release_id} ({count} statistics) with dpstudio.
+
+WARNING: running this script draws FRESH noise. Its output is a NEW differentially
+private release: publishing it spends epsilon = {epsilon} (delta = {delta}) again, and
+this spending is NOT recorded in the DP Studio project ledger.
+
+Usage: python {name} [DATASET]   (default: {dataset!r})
+"""
+
+import hashlib
+import sys
+
+import numpy as np
+
+from dpstudio.data import columns as readers
+from dpstudio.data.dataset import open_dataset
+from dpstudio.engine.queries import QuerySpec, release
+from dpstudio.engine.queries.grouped import grouped_release
+from dpstudio.engine.rng import SecureSource
+
+FINGERPRINT = {fingerprint!r}
+STATISTICS = [
+{statistics}
+]
+
+
+def main() -> int:
+    path = sys.argv[1] if len(sys.argv) > 1 else {dataset!r}
+    print("fresh noise: a new release, not recorded in the ledger", file=sys.stderr)
+    with open(path, "rb") as handle:
+        if hashlib.sha256(handle.read()).hexdigest() != FINGERPRINT:
+            print("the dataset is not the one the plan was released on", file=sys.stderr)
+            return 2
+    frame = open_dataset(path, header={header!r}).frame
+    for spec, reader, by, keys in STATISTICS:
+        values = getattr(readers, reader)(frame, spec.column)
+        if by:
+            key_values = [readers.category_column(frame, b) for b in by]
+            out = grouped_release(values, key_values, keys, spec, SecureSource(), by=by)
+            print(spec.query, spec.column, "by", by, out.public()["value"])
+        else:
+            out = release(np.asarray(values), spec, SecureSource())
+            print(spec.query, spec.column, out.value)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+'''
+
+
+def _script(inp: PlanBundle, name: str) -> bytes:
+    lines = ",\n".join(
+        f"    ({s['spec']!r}, {s['reader']!r}, {tuple(s['by'])!r}, {s['keys']!r})"
+        for s in inp.statistics)
+    return _SCRIPT.format(release_id=inp.release_id, count=len(inp.statistics),
+                          epsilon=str(inp.epsilon), delta=str(inp.delta), name=name,
+                          dataset=inp.dataset_name, fingerprint=inp.fingerprint,
+                          statistics=lines, header=inp.header).encode()
+
+
+def render_plan_bundle(inp: PlanBundle) -> list[RenderedFile]:
+    """Every file of the plan release, the manifest last.
+
+    Parameters
+    ----------
+    inp : PlanBundle
+
+    Returns
+    -------
+    list of RenderedFile
+    """
+    public = [_public_stat(s) for s in inp.statistics]
+    files: list[RenderedFile] = []
+    for fmt in inp.formats:
+        if fmt == "csv":
+            files.append(RenderedFile(f"{inp.stem}.csv", "table", _csv(inp.statistics)))
+        else:
+            data = {"plan": inp.plan, "statistics": public}
+            files.append(RenderedFile(f"{inp.stem}.json", "table", (json.dumps(
+                data, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode()))
+    if inp.report:
+        files.append(RenderedFile(f"{inp.stem}.report.html", "report", _report(inp)))
+    if inp.script:
+        files.append(RenderedFile(f"{inp.stem}.py", "script", _script(inp, f"{inp.stem}.py")))
+    # As the ledger's column_name: the value columns, in the plan's order.
+    columns = list(dict.fromkeys(s["column"] for s in inp.statistics))
+    manifest = {
+        "schema_version": MANIFEST_VERSION, "kind": MANIFEST_KIND,
+        "release": {"id": inp.release_id, "uid": inp.uid, "created_at": inp.created_at},
+        "engine": {"name": "dpstudio", "version": __version__},
+        "engine_version": __version__, "trust_model": "central",
+        "dataset": {"name": inp.dataset_name, "fingerprint": inp.fingerprint,
+                    "schema": inp.schema},
+        "query": {"statistic": "plan", "column": ", ".join(columns)},
+        "mechanism": {"name": "plan"},
+        "privacy": {"epsilon": float(inp.epsilon), "epsilon_exact": str(inp.epsilon),
+                    "delta": float(inp.delta), "delta_exact": str(inp.delta),
+                    "accountant": inp.accountant,
+                    "budget": {"epsilon": str(inp.budget_epsilon),
+                               "delta": str(inp.budget_delta)}},
+        "plan": inp.plan,
+        "statistics": public,
+        "notes": list(inp.notes),
+        "files": [file_entry(f.name, f.role, f.data) for f in files],
+    }
+    files.append(RenderedFile(f"{inp.stem}.manifest.json", "manifest",
+                              manifest_bytes(manifest)))
+    return files

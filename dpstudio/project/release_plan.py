@@ -1,0 +1,379 @@
+"""Releasing a plan: every statistic of a :class:`~dpstudio.analysis.plan.ReleasePlan` in
+ONE ledger transaction — one charge of the plan's total, one manifest, one report, one
+script — with the transaction machinery of :mod:`dpstudio.project.release` (charge, then
+write, then confirm; recovery from the recorded files).
+
+The charge is the plan's total: its stated ε and δ with a weights split (never less than
+the exact sum of the shares), the sum of the targets' ε with an accuracy split. What the
+ledger stores as drawn is the ``composed`` privacy-loss description of the parts, each
+statistic's own (:mod:`dpstudio.project.ledger_loss`), so a tight accountant composes
+them; its claim is the charge. A plan reads one file (a folder or Dask comes later) and
+is central-model only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import uuid
+from dataclasses import dataclass, fields, replace
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpstudio.analysis import AnalysisSpec
+from dpstudio.analysis import run as run_analysis
+from dpstudio.analysis.plan import ReleasePlan
+from dpstudio.analysis.plan_resolve import resolve_plan
+from dpstudio.analysis.plan_split import half_width
+from dpstudio.analysis.resolve import reader_for
+from dpstudio.data.columns import category_column, require_column
+from dpstudio.data.dataset import open_dataset
+from dpstudio.data.fingerprint import content_fingerprint, sha256_file
+from dpstudio.data.schema import Schema
+from dpstudio.engine.accounting.budget import exact
+from dpstudio.engine.accounting.loss import LossDescription
+from dpstudio.engine.errors import EngineError
+from dpstudio.engine.queries.grouped import grouped_release
+from dpstudio.engine.rng import SecureSource
+from dpstudio.project import _chain
+from dpstudio.project._fs import tmp_name
+from dpstudio.project.accountant import get_accountant
+from dpstudio.project.analyst_copy import ReleasedRecord
+from dpstudio.project.errors import DatasetChangedError, LedgerTamperedError, ProjectError
+from dpstudio.project.identity import declared_dict
+from dpstudio.project.ledger_loss import loss_json, release_loss
+from dpstudio.project.privacy_unit import check_unit, refuse_user_level_plan
+from dpstudio.project.recovery import tamper_message
+from dpstudio.project.spec_plan import PlanSpec
+from dpstudio.project.store import absolute, now
+from dpstudio.project.values import read_values
+
+__all__ = ["check_plan", "release_plan"]
+
+
+@dataclass
+class _PreparedPlan:
+    spec: PlanSpec
+    plan: ReleasePlan
+    notes: list[str]
+    path: Path
+    fingerprint: str
+    content: Any
+    record: Any
+    budget_of: int | None
+    budget: tuple[Decimal, Decimal]
+    relation: str
+    accountant: str
+    schema: dict[str, Any]
+    charge: tuple[Decimal, Decimal]
+    shares: list[tuple[float, float]]
+    inputs: list[tuple[Any, list[np.ndarray] | None, str]]
+    out: Path
+    created_dirs: list[Path]
+
+
+def _charge_of(plan: ReleasePlan, shares: list[tuple[float, float]]
+               ) -> tuple[Decimal, Decimal]:
+    """The plan's total as exact decimals, never below the exact sum of its shares."""
+    eps, dlt = plan.total()
+    summed = (sum((exact(e) for e, _ in shares), Decimal(0)),
+              sum((exact(d) for _, d in shares), Decimal(0)))
+    return max(exact(eps), summed[0]), max(exact(dlt), summed[1])
+
+
+def _prepare(project: Any, spec: PlanSpec, out_dir: str | os.PathLike[str],
+             create_out: bool) -> _PreparedPlan:
+    from dpstudio.project.release import _check_budget, _output_folder
+
+    if spec.accountant is not None:
+        get_accountant(spec.accountant)
+    project._require_intact()
+    path = Path(absolute(spec.dataset))
+    if not path.is_file():
+        raise ProjectError(f"dataset {spec.dataset}: no such file (a plan reads one file)")
+    fingerprint = sha256_file(path)
+    if spec.fingerprint is not None and spec.fingerprint != fingerprint:
+        raise DatasetChangedError(
+            f"warning: {path.name} is not the dataset the spec names (SHA-256 "
+            f"{fingerprint[:12]}… is not {spec.fingerprint[:12]}…); refusing to release")
+    data = open_dataset(path, header=spec.header)
+    if sha256_file(path) != fingerprint:
+        raise DatasetChangedError(f"warning: {path.name} changed while it was being read; "
+                                  "refusing to release")
+    content = content_fingerprint(data.frame)
+    record, budget_of, notes = project._identify(path, fingerprint, content,
+                                                 spec.share_budget_with, spec.separate_budget)
+    declared = data.declared
+    if declared is None and record is not None:
+        try:
+            declared = Schema.from_dict(record.schema)
+        except Exception:  # noqa: BLE001 - an unreadable stored schema declares nothing
+            declared = None
+    if record is not None or budget_of is not None:
+        root = project.dataset(record.budget_root if record is not None else budget_of)
+        budget = (root.budget_epsilon, root.budget_delta)
+        relation, accountant = root.relation, root.accountant
+        schema = record.schema if record is not None else declared_dict(data.declared)
+    else:
+        budget, relation, accountant = project._registration(
+            spec.budget_epsilon, spec.budget_delta,
+            spec.plan.relation if spec.relation_given else None, spec.accountant, path.name)
+        schema = declared_dict(data.declared)
+    if spec.accountant is not None and spec.accountant != accountant:
+        raise ProjectError(f"{path.name} is accounted with the {accountant} accountant; the "
+                           f"spec asks for {spec.accountant}")
+    if spec.relation_given and spec.plan.relation != relation:
+        raise ProjectError(f"{path.name} is budgeted under the {relation} relation; set "
+                           f"relation = \"{relation}\" in the spec (ε under one relation "
+                           "does not bound the other)")
+    for s in spec.plan.statistics:
+        for name in (s.column, *s.by):
+            require_column(data.frame, name)
+    refuse_user_level_plan(declared)  # a plan bounds rows, not people, for now
+    try:
+        plan, plan_notes = resolve_plan(replace(spec.plan, relation=relation), declared)
+        shares = plan.shares()
+        specs = [plan.query_spec(i, e, d).validated() for i, (e, d) in enumerate(shares)]
+    except EngineError as exc:
+        raise ProjectError(str(exc)) from None
+    inputs = []
+    for s, q in zip(plan.statistics, specs, strict=True):
+        values = read_values(data.frame, q, declared)
+        keys = [category_column(data.frame, b) for b in s.by] if s.by else None
+        inputs.append((values, keys, reader_for(q, declared)))
+    if any(s.query == "mean" for s in plan.statistics) and any(
+            s.target is not None for s in plan.statistics):
+        plan_notes.append("a target is the half-width the error stays within at the stated "
+                          "confidence, planned from the noise alone; a mean's interval is "
+                          "guaranteed by interval arithmetic over its noisy sum and count, "
+                          "so it may be wider")
+    charge = _charge_of(plan, shares)
+    acc = get_accountant(accountant)
+    with project._db() as conn:
+        of = record.id if record is not None else budget_of
+        charges, losses = project._losses(conn, of) if of is not None else ([], [])
+        check_unit(project, conn, of, None, path.name)  # a plan is row-level
+    _check_budget(acc, budget, charges, losses, charge, None, path.name)
+    out, created = _output_folder(out_dir, create_out)
+    return _PreparedPlan(spec, plan, notes + plan_notes, path, fingerprint, content, record,
+                         budget_of, budget, relation, accountant, schema, charge, shares,
+                         inputs, out, created)
+
+
+def check_plan(project: Any, spec: PlanSpec, out_dir: str | os.PathLike[str]
+               ) -> dict[str, Any]:
+    """Everything :func:`release_plan` checks, without drawing noise or writing.
+
+    Parameters
+    ----------
+    project : Project
+    spec : PlanSpec
+    out_dir : str or os.PathLike
+
+    Returns
+    -------
+    dict
+        ``epsilon``, ``delta`` (the charge), ``shares``, ``notes``, ``budget``,
+        ``remaining``, ``dataset``.
+    """
+    prep = _prepare(project, spec, out_dir, create_out=False)
+    remaining = prep.budget if prep.record is None else project.remaining(prep.record)
+    return {"epsilon": prep.charge[0], "delta": prep.charge[1], "shares": prep.shares,
+            "notes": prep.notes, "budget": prep.budget, "remaining": remaining,
+            "dataset": prep.path.name}
+
+
+def _draw(prep: _PreparedPlan) -> tuple[list[dict[str, Any]], list[LossDescription]]:
+    """Every statistic's noise, fresh from the OS CSPRNG; their public fields and losses."""
+    plan = prep.plan
+    out, losses = [], []
+    for i, (s, (values, keys, reader)) in enumerate(zip(plan.statistics, prep.inputs,
+                                                        strict=True)):
+        e, d = prep.shares[i]
+        q = plan.query_spec(i, e, d)
+        if s.by:
+            key_lists = tuple(plan.keys[b] for b in s.by)
+            result = grouped_release(values, keys, key_lists, q, SecureSource(), by=s.by)
+            public = result.public()
+            loss = result.loss_description()
+            drawn = (result.epsilon, result.delta)
+        else:
+            result = run_analysis(AnalysisSpec("central", q), values, SecureSource())
+            if result.simulated:  # pragma: no cover - SecureSource is never simulated
+                raise ProjectError("a release needs the OS CSPRNG")
+            public = result.public(rows=int(np.asarray(values).size))
+            loss = release_loss(result)
+            drawn = (float(result.epsilon), float(result.delta))
+            key_lists = ()
+        planned = half_width(q, bool(s.by), plan.group_rows(i))
+        out.append({
+            "label": s.label, "column": s.column, "query": s.query, "by": list(s.by),
+            "bounds": None if q.bounds is None else [float(b) for b in q.bounds],
+            "categories": None if q.categories is None else list(q.categories),
+            "keys": key_lists, "mechanism": q.mechanism, "epsilon": drawn[0],
+            "delta": drawn[1], "target": s.target,
+            "planned_half_width": None if math.isnan(planned) else planned,
+            "confidence": q.confidence, "value": public.get("value"),
+            "ci_low": public.get("ci_low"), "ci_high": public.get("ci_high"),
+            "notes": list(public.get("notes", [])), "spec": q, "reader": reader})
+        losses.append(loss)
+    return out, losses
+
+
+def _plan_dict(prep: _PreparedPlan) -> dict[str, Any]:
+    p = prep.plan
+    return {"method": p.method, "weights": None if p.weights is None else list(p.weights),
+            "epsilon": p.epsilon, "delta": p.delta, "confidence": p.confidence,
+            "relation": p.relation, "rows": p.rows, "mechanism": p.mechanism,
+            "keys": {k: list(v) for k, v in p.keys.items()},
+            "charged": {"epsilon": str(prep.charge[0]), "delta": str(prep.charge[1])}}
+
+
+def _stem(prep: _PreparedPlan, release_id: int, uid: str) -> str:
+    from dpstudio.export.plan_bundle import plan_file_names
+    from dpstudio.project.release import _slug
+
+    base = _slug(prep.spec.name or "plan")
+    for stem in (f"r{release_id:04d}-{base}", f"r{release_id:04d}-{base}-{uid[:8]}"):
+        names = plan_file_names(stem, prep.spec.formats, prep.spec.report, prep.spec.script)
+        if not any((prep.out / n).exists() or (prep.out / tmp_name(n, uid)).exists()
+                   for n in names):
+            return stem
+    raise ProjectError(f"{prep.out} already holds files named like this release's; choose "
+                       "another output folder")
+
+
+def _charge(project: Any, prep: _PreparedPlan) -> tuple[int, str, list]:
+    """One transaction: check, record as pending, draw every statistic, render, record."""
+    from dpstudio.export.plan_bundle import PlanBundle, render_plan_bundle
+    from dpstudio.project.release import _check_budget
+
+    acc = get_accountant(prep.accountant)
+    uid = uuid.uuid4().hex
+    created_at = now()
+    columns = ", ".join(dict.fromkeys(s.column for s in prep.plan.statistics))
+    with project._transaction() as conn:
+        if prep.record is None:
+            dataset_id = project._insert_dataset(conn, prep.fingerprint, prep.path,
+                                                 prep.schema, prep.budget, prep.relation,
+                                                 prep.accountant, prep.content,
+                                                 prep.budget_of)
+        else:
+            dataset_id = prep.record.id
+        problems = project._audit_locked(conn).problems
+        if problems:
+            raise LedgerTamperedError(tamper_message(project.path, problems), problems)
+        charges, losses = project._losses(conn, dataset_id)
+        check_unit(project, conn, dataset_id, None, prep.path.name)
+        _check_budget(acc, prep.budget, charges, losses, prep.charge, None, prep.path.name)
+        spec_dict = {"dataset": str(prep.path), "fingerprint": prep.fingerprint,
+                     "content_hash": None if prep.content is None else prep.content.digest,
+                     "plan": _plan_dict(prep), "accountant": prep.accountant,
+                     "formats": list(prep.spec.formats), "report": prep.spec.report,
+                     "script": prep.spec.script, "name": prep.spec.name,
+                     "statistics": [{"column": s.column, "query": s.query, "by": list(s.by),
+                                     "target": s.target} for s in prep.plan.statistics]}
+        cur = conn.execute(
+            "INSERT INTO releases (uid, dataset_id, status, created_at, query, column_name, "
+            "mechanism, trust_model, epsilon, delta, accountant, spec_json, noise_json, "
+            "out_dir) VALUES (?, ?, 'pending', ?, 'plan', ?, 'plan', 'central', ?, ?, ?, ?, "
+            "'{}', ?)",
+            (uid, dataset_id, created_at, columns, str(prep.charge[0]), str(prep.charge[1]),
+             prep.accountant, json.dumps(spec_dict, ensure_ascii=False), str(prep.out)))
+        release_id = int(cur.lastrowid)
+        stats, parts = _draw(prep)  # the noise
+        drawn = (sum((exact(s["epsilon"]) for s in stats), Decimal(0)),
+                 sum((exact(s["delta"]) for s in stats), Decimal(0)))
+        charge = (max(prep.charge[0], drawn[0]), max(prep.charge[1], drawn[1]))
+        loss = LossDescription("composed", epsilon=_up(charge[0]), delta=_up(charge[1]),
+                               parts=tuple(parts))
+        if charge != prep.charge or acc.name != "basic":
+            # What was drawn (a function of the spec, never of the noise) decides a tight
+            # accountant's composition: rolling back here shows nothing.
+            _check_budget(acc, prep.budget, charges, losses, charge, loss, prep.path.name)
+        if charge != prep.charge:
+            conn.execute("UPDATE releases SET epsilon = ?, delta = ? WHERE id = ?",
+                         (str(charge[0]), str(charge[1]), release_id))
+        conn.execute("UPDATE releases SET loss = ? WHERE id = ?", (loss_json(loss), release_id))
+        _chain.record_release(conn, release_id)
+        stem = _stem(prep, release_id, uid)
+        bundle = PlanBundle(
+            release_id=release_id, uid=uid, created_at=created_at, stem=stem,
+            dataset_name=prep.path.name, fingerprint=prep.fingerprint, schema=prep.schema,
+            epsilon=charge[0], delta=charge[1], accountant=prep.accountant,
+            budget_epsilon=prep.budget[0], budget_delta=prep.budget[1],
+            plan=_plan_dict(prep), statistics=stats, formats=prep.spec.formats,
+            report=prep.spec.report, script=prep.spec.script, header=prep.spec.header,
+            notes=list(prep.notes))
+        files = render_plan_bundle(bundle)
+        conn.executemany(
+            "INSERT INTO release_files (release_id, name, role, sha256, bytes) VALUES "
+            "(?, ?, ?, ?, ?)",
+            [(release_id, f.name, f.role, f.sha256, len(f.data)) for f in files])
+        public = {"plan": _plan_dict(prep), "statistics": [
+            {k: v for k, v in s.items() if k not in ("spec", "reader", "keys")}
+            for s in stats], "notes": list(prep.notes)}
+        noise = {"parts": [p.to_dict() for p in parts]}
+        conn.execute("UPDATE releases SET noise_json = ?, result_json = ? WHERE id = ?",
+                     (json.dumps(noise, allow_nan=False),
+                      json.dumps(public, allow_nan=False, ensure_ascii=False), release_id))
+    return release_id, uid, files
+
+
+def _up(d: Decimal) -> float:
+    """A float never below the exact decimal (a description never claims less)."""
+    f = float(d)
+    return math.nextafter(f, math.inf) if Decimal(repr(f)) < d else f
+
+
+def release_plan(project: Any, spec: PlanSpec, out_dir: str | os.PathLike[str],
+                 state: Any = None) -> ReleasedRecord:
+    """Release every statistic of a plan: one charge, one manifest, one report, one script.
+
+    Parameters
+    ----------
+    project : Project
+        The open project (its lock, ledger and recovery are used).
+    spec : PlanSpec
+        The plan and what to write.
+    out_dir : str or os.PathLike
+        The output folder.
+    state : State, optional
+        Cancel before the charge costs nothing (:mod:`dpstudio.jobs`).
+
+    Returns
+    -------
+    ReleasedRecord
+        The one ledger entry (``query = "plan"``).
+
+    Raises
+    ------
+    BudgetExceededError
+        Nothing charged, nothing written.
+    ProjectError
+        For bad input (one sentence), or when writing fails after charging.
+    """
+    from dpstudio.jobs import check as check_state
+    from dpstudio.project.release import RELEASE_WAIT
+
+    with project._lock.held(RELEASE_WAIT):
+        project._recover_locked()
+        prep = _prepare(project, spec, out_dir, create_out=True)
+        try:
+            check_state(state)
+            release_id, uid, files = _charge(project, prep)
+        except BaseException:
+            for d in reversed(prep.created_dirs):
+                try:
+                    d.rmdir()
+                except OSError:
+                    pass
+            raise
+        record = project._write(release_id, uid, files, prep.out)
+    done = {f.name: getattr(record, f.name) for f in fields(record)
+            if f.name not in ("analyst_report", "analyst_note")}
+    return ReleasedRecord(**done)

@@ -1,0 +1,251 @@
+"""Release-plan specs (``schema_version = 2``): several statistics under one budget.
+
+Example::
+
+    schema_version = 2
+    dataset = "survey.csv"          # relative to the spec file's folder
+    epsilon = 1.0                   # the plan's total (with method = "accuracy": the most
+    delta = 1e-6                    # its targets may spend)
+    confidence = 0.95               # of every target and interval
+    rows = 2000                     # a PUBLIC number of rows: a mean's target needs it
+    # mechanism = "laplace"         # default of the statistics (or "gaussian", …)
+    # relation = "add-remove"       # must match the dataset's registered relation
+    formats = ["csv", "json"]
+    report = true
+    script = true
+    # name, fingerprint, accountant, header, share_budget_with, separate_budget: as in
+    # version 1; [budget]: the dataset's total budget if this release registers it
+
+    [[statistics]]
+    column = "age"
+    query = "mean"                  # count, sum, mean or histogram
+    bounds = [18, 100]              # or categories = [...] (histogram); from the schema
+    by = ["region"]                 # optional: one or two columns with declared keys
+    target = 1.5                    # optional: the interval half-width wanted
+    # mechanism = "gaussian"; missing = "impute"; impute = 50.0; bins = 10
+
+    [split]
+    method = "weights"              # or "accuracy" (every statistic then has a target)
+    weights = [1, 2]                # one per statistic (default: equal)
+
+Version-1 specs are read by :mod:`dpstudio.project.spec` as before; it hands version 2
+here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dpstudio.analysis.plan import METHODS, PLAN_QUERIES, PlanStatistic, ReleasePlan
+from dpstudio.engine.queries import RELATIONS
+from dpstudio.project.errors import SpecError
+
+__all__ = ["PLAN_SPEC_VERSION", "PlanSpec", "parse_plan_spec"]
+
+PLAN_SPEC_VERSION = 2
+
+_TOP = ("schema_version", "dataset", "epsilon", "delta", "confidence", "rows", "mechanism",
+        "relation", "formats", "report", "script", "script_format", "name", "fingerprint",
+        "accountant", "header", "share_budget_with", "separate_budget")
+_TABLES = ("statistics", "split", "budget")
+_STAT_KEYS = ("column", "query", "bounds", "categories", "bins", "by", "target",
+              "mechanism", "missing", "impute")
+
+
+@dataclass(frozen=True)
+class PlanSpec:
+    """A plan release to perform: the dataset, the plan (as written, resolved against the
+    declared schema at release time) and what to write.
+
+    Attributes
+    ----------
+    dataset : str
+        The dataset's path.
+    plan : ReleasePlan
+        The statistics and the split.
+    formats, report, script, script_format, name, fingerprint, accountant, header,
+    share_budget_with, separate_budget, budget_epsilon, budget_delta
+        As :class:`~dpstudio.project.spec.ReleaseSpec`.
+    """
+
+    dataset: str
+    plan: ReleasePlan
+    formats: tuple[str, ...] = ("csv", "json")
+    report: bool = False
+    script: bool = False
+    script_format: str = "py"
+    name: str | None = None
+    fingerprint: str | None = None
+    accountant: str | None = None
+    header: bool = True
+    share_budget_with: int | None = None
+    separate_budget: bool = False
+    budget_epsilon: float | None = None
+    budget_delta: float | None = None
+    #: Whether the spec stated a relation (else the dataset's is used).
+    relation_given: bool = False
+    source: str = field(default="", compare=False)
+    trust_model: str = "central"
+
+
+def _statistic(raw: Any, i: int, where: str) -> PlanStatistic:
+    from dpstudio.project.spec import _number, _string
+
+    at = f"{where}[[statistics]] {i + 1}: "
+    if not isinstance(raw, dict):
+        raise SpecError(f"{at}a statistic is a table")
+    unknown = sorted(set(raw) - set(_STAT_KEYS))
+    if unknown:
+        raise SpecError(f"{at}unknown key {unknown[0]!r} (known: {', '.join(_STAT_KEYS)})")
+    for key in ("column", "query"):
+        if key not in raw:
+            raise SpecError(f"{at}missing required key {key!r}")
+    query = _string(raw, "query", at)
+    if query not in PLAN_QUERIES:
+        raise SpecError(f"{at}query must be one of {', '.join(PLAN_QUERIES)}, got {query!r}")
+    bounds = raw.get("bounds")
+    if bounds is not None:
+        if (not isinstance(bounds, list) or len(bounds) != 2
+                or any(isinstance(b, bool) or not isinstance(b, int | float) for b in bounds)):
+            raise SpecError(f"{at}bounds must be two numbers [lower, upper], got {bounds!r}")
+        bounds = (float(bounds[0]), float(bounds[1]))
+    categories = raw.get("categories")
+    if categories is not None:
+        if not isinstance(categories, list) or not all(isinstance(c, str) for c in categories):
+            raise SpecError(f"{at}categories must be a list of strings")
+        categories = tuple(categories)
+    by = raw.get("by", [])
+    if (not isinstance(by, list) or not all(isinstance(b, str) and b.strip() for b in by)
+            or not 0 <= len(by) <= 2):
+        raise SpecError(f"{at}by must list one or two column names, got {by!r}")
+    target = _number(raw, "target", at)
+    if target is not None and not target > 0:
+        raise SpecError(f"{at}target must be a positive half-width, got {target!r}")
+    return PlanStatistic(
+        column=_string(raw, "column", at), query=query, bounds=bounds,
+        categories=categories, by=tuple(b.strip() for b in by),
+        target=None if target is None else float(target),
+        mechanism=_string(raw, "mechanism", at),
+        bins=_number(raw, "bins", at, integer=True, low=1),
+        missing=_string(raw, "missing", at, "impute" if "impute" in raw else "drop"),
+        impute=_number(raw, "impute", at))
+
+
+def _split(data: dict, n: int, where: str) -> tuple[str, tuple[float, ...] | None]:
+    split = data.get("split", {})
+    if not isinstance(split, dict):
+        raise SpecError(f"{where}[split] must be a table")
+    unknown = sorted(set(split) - {"method", "weights"})
+    if unknown:
+        raise SpecError(f"{where}unknown key {unknown[0]!r} in [split] (method, weights)")
+    method = split.get("method", "weights")
+    if method not in METHODS:
+        raise SpecError(f"{where}[split] method must be \"weights\" or \"accuracy\", got "
+                        f"{method!r}")
+    weights = split.get("weights")
+    if weights is None:
+        return method, None
+    if method != "weights":
+        raise SpecError(f"{where}[split] weights go with method = \"weights\"")
+    if (not isinstance(weights, list) or len(weights) != n
+            or any(isinstance(w, bool) or not isinstance(w, int | float) or not w > 0
+                   for w in weights)):
+        raise SpecError(f"{where}[split] weights must be {n} positive numbers, one per "
+                        f"statistic, got {weights!r}")
+    return method, tuple(float(w) for w in weights)
+
+
+def parse_plan_spec(data: dict[str, Any], source: str = "", base: Path | None = None
+                    ) -> PlanSpec:
+    """A :class:`PlanSpec` from parsed TOML (``schema_version = 2``).
+
+    Parameters
+    ----------
+    data : dict
+        The parsed TOML.
+    source : str, optional
+        The file's name, for messages.
+    base : pathlib.Path, optional
+        The folder a relative dataset path is relative to.
+
+    Returns
+    -------
+    PlanSpec
+
+    Raises
+    ------
+    SpecError
+        In one line, for anything the spec gets wrong.
+    """
+    import os
+
+    from dpstudio.project.spec import (
+        _accountant,
+        _bool,
+        _number,
+        _script_format,
+        _string,
+        _where,
+    )
+
+    where = _where(source)
+    unknown = sorted(set(data) - set(_TOP) - set(_TABLES))
+    if unknown:
+        raise SpecError(f"{where}unknown key {unknown[0]!r} in a version-2 spec (known: "
+                        f"{', '.join(_TOP)}, [[statistics]], [split], [budget])")
+    for key in ("dataset", "epsilon"):
+        if key not in data:
+            raise SpecError(f"{where}missing required key {key!r}")
+    raw_stats = data.get("statistics")
+    if not isinstance(raw_stats, list) or not raw_stats:
+        raise SpecError(f"{where}a version-2 spec needs at least one [[statistics]] table")
+    stats = tuple(_statistic(s, i, where) for i, s in enumerate(raw_stats))
+    method, weights = _split(data, len(stats), where)
+    dataset = _string(data, "dataset", where)
+    if base is not None and not os.path.isabs(dataset):
+        dataset = str(base / dataset)
+    relation = _string(data, "relation", where, "add-remove")
+    if relation not in RELATIONS:
+        raise SpecError(f"{where}relation must be add-remove or replace, got {relation!r}")
+    confidence = float(_number(data, "confidence", where, 0.95))
+    if not 0.0 < confidence < 1.0:
+        raise SpecError(f"{where}confidence must lie strictly between 0 and 1, got "
+                        f"{confidence}")
+    budget = data.get("budget", {})
+    if not isinstance(budget, dict) or set(budget) - {"epsilon", "delta"}:
+        raise SpecError(f"{where}[budget] is a table of epsilon and delta")
+    formats = data.get("formats", ["csv", "json"])
+    allowed = ("csv", "json")
+    if (not isinstance(formats, list) or not formats
+            or any(f not in allowed for f in formats)):
+        raise SpecError(f"{where}a plan's formats are \"csv\" and \"json\", got {formats!r}")
+    fingerprint = _string(data, "fingerprint", where)
+    share = _number(data, "share_budget_with", where, integer=True, low=1,
+                    what="a dataset id")
+    separate = _bool(data, "separate_budget", where, False)
+    if separate and share is not None:
+        raise SpecError(f"{where}share_budget_with and separate_budget = true contradict each "
+                        "other: choose one")
+    if _script_format(data, where) != "py":
+        raise SpecError(f"{where}a plan's script is a Python file: leave out script_format "
+                        "(a notebook comes later)")
+    plan = ReleasePlan(
+        statistics=stats, epsilon=float(_number(data, "epsilon", where, low=0.0)),
+        delta=float(_number(data, "delta", where, 0.0, low=0.0)), method=method,
+        weights=weights, confidence=confidence, relation=relation,
+        mechanism=_string(data, "mechanism", where, "laplace"),
+        rows=_number(data, "rows", where, integer=True, low=1, what="a number of rows"))
+    b_eps = _number(budget, "epsilon", f"{where}[budget] ")
+    b_delta = _number(budget, "delta", f"{where}[budget] ")
+    return PlanSpec(
+        dataset=dataset, plan=plan, formats=tuple(dict.fromkeys(formats)),
+        report=_bool(data, "report", where, False), script=_bool(data, "script", where, False),
+        script_format=_script_format(data, where), name=_string(data, "name", where),
+        fingerprint=None if fingerprint is None else fingerprint.lower(),
+        accountant=_accountant(data, where), header=_bool(data, "header", where, True),
+        share_budget_with=share, separate_budget=separate,
+        budget_epsilon=None if b_eps is None else float(b_eps),
+        budget_delta=None if b_delta is None else float(b_delta),
+        relation_given="relation" in data, source=source)
