@@ -196,6 +196,10 @@ class ReleasePlan:
         A public number of rows (a mean's error needs it); never read off the data.
     keys : mapping of str to tuple of str
         The declared keys of each ``by`` column (:func:`resolve_plan` fills them).
+    max_rows : int or None
+        A user-level plan's declared k (rows per person, bounded once for the whole plan
+        before any statistic): every sensitivity, target and error is k × a row's. None:
+        row-level.
     """
 
     statistics: tuple[PlanStatistic, ...]
@@ -208,6 +212,7 @@ class ReleasePlan:
     mechanism: str = "laplace"
     rows: int | None = None
     keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    max_rows: int | None = None
 
     # ------------------------------------------------------------------ editing
 
@@ -309,6 +314,16 @@ class ReleasePlan:
             missing=s.missing if s.query in ("sum", "mean") else "drop",
             impute=s.impute if s.query in ("sum", "mean") else None)
 
+    @property
+    def k(self) -> int:
+        """The factor on every sensitivity: ``max_rows``, or 1 for a row-level plan.
+
+        Returns
+        -------
+        int
+        """
+        return 1 if self.max_rows is None else int(self.max_rows)
+
     def group_rows(self, i: int) -> float | None:
         """The public rows a mean's error is planned with (per group: spread evenly).
 
@@ -349,7 +364,8 @@ class ReleasePlan:
             d = self.delta / n_delta if takes[i] and n_delta else 0.0
             spec = self.query_spec(i, 1.0, d)
             try:
-                e = epsilon_for_target(spec, float(s.target), bool(s.by), self.group_rows(i))
+                e = epsilon_for_target(spec, float(s.target), bool(s.by), self.group_rows(i),
+                                       self.k)
             except EngineError as exc:
                 raise PlanError(f"statistic {i + 1} ({s.label}): {exc}") from None
             out.append((e, d))
@@ -443,6 +459,14 @@ class ReleasePlan:
         if self.rows is not None and (isinstance(self.rows, bool) or not isinstance(
                 self.rows, int) or self.rows < 1):
             raise PlanError(f"rows must be a positive whole number, got {self.rows!r}")
+        if self.max_rows is not None:
+            if (isinstance(self.max_rows, bool) or not isinstance(self.max_rows, int)
+                    or self.max_rows < 1):
+                raise PlanError(f"max_rows must be a whole number of rows ≥ 1, got "
+                                f"{self.max_rows!r}")
+            if self.relation != "add-remove":
+                raise PlanError("a user-level plan protects adding or removing one person's "
+                                "rows: use relation add-remove")
         for i, s in enumerate(self.statistics):
             where = f"statistic {i + 1} ({s.label})"
             if s.query not in PLAN_QUERIES:
@@ -521,8 +545,8 @@ class ReleasePlan:
         grouped = bool(s.by)
         note = ""
         try:
-            h = half_width(spec, grouped, rows)
-            parts = {n: (f, sc) for n, f, sc in noise_parts(spec, grouped)}
+            h = half_width(spec, grouped, rows, self.k)
+            parts = {n: (f, sc) for n, f, sc in noise_parts(spec, grouped, self.k)}
         except EngineError as exc:
             return ExpectedError(s.label, eps, delta, math.nan, math.nan, None, math.nan,
                                  s.target, str(exc))
@@ -544,7 +568,9 @@ class ReleasePlan:
         else:
             noise = noise_sd(*next(iter(parts.values())))
         bias = None
-        values = None if columns is None or grouped else columns.get(s.column)
+        # The measured numbers are row-level ones: a user-level plan shows the planned.
+        values = (None if columns is None or grouped or self.max_rows is not None
+                  else columns.get(s.column))
         if values is not None and s.query in ("count", "sum", "mean"):
             noise, bias = _measured(spec, np.asarray(values), noise)
             note = "measured on the data (analyst only)"

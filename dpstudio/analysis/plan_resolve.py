@@ -29,7 +29,8 @@ def resolve_plan(plan: ReleasePlan, declared: Any) -> tuple[ReleasePlan, list[st
     Declared bounds fill a sum, mean or binned histogram without them, declared
     categories a histogram without categories or bins, the declared categories of every
     ``by`` column are its keys, and a schema that declares a public ``rows`` gives a plan
-    without one its number of rows.
+    without one its number of rows. A declared identifier column with its ``max_rows``
+    makes a plan without ``max_rows`` user-level (every sensitivity × k).
 
     Parameters
     ----------
@@ -74,7 +75,18 @@ def resolve_plan(plan: ReleasePlan, declared: Any) -> tuple[ReleasePlan, list[st
                                                                           bool):
         rows = declared_rows
         notes.append(f"rows = {rows:,} as declared in the dataset's schema (public)")
-    out = replace(plan, statistics=tuple(stats), keys=keys, rows=rows)
+    max_rows = plan.max_rows
+    if max_rows is None:  # a declared identifier with its k makes the plan user-level
+        from dpstudio.analysis.contribution import declared_identifier
+
+        name = declared_identifier(declared)
+        k = getattr(declared.get(name), "max_rows", None) if name is not None else None
+        if isinstance(k, int) and not isinstance(k, bool):
+            max_rows = k
+            notes.append(f"user-level: each person ({name!r}) contributes at most {k} rows, "
+                         "as declared in the dataset's schema; every error is planned for "
+                         f"{k} × a row's sensitivity")
+    out = replace(plan, statistics=tuple(stats), keys=keys, rows=rows, max_rows=max_rows)
     return out.validate(), notes
 
 

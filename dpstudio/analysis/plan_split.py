@@ -44,7 +44,8 @@ __all__ = ["epsilon_for_target", "half_width", "noise_parts", "noise_sd", "split
 _EPS_RANGE = (1e-6, 100.0)  # the engine's range of ε
 
 
-def noise_parts(spec: QuerySpec, grouped: bool = False) -> list[tuple[str, str, float]]:
+def noise_parts(spec: QuerySpec, grouped: bool = False, max_rows: int = 1
+                ) -> list[tuple[str, str, float]]:
     """The noises a statistic adds, each as its continuous twin's family and scale.
 
     Parameters
@@ -53,6 +54,10 @@ def noise_parts(spec: QuerySpec, grouped: bool = False) -> list[tuple[str, str, 
         A count, sum, mean or histogram at its share (ε, δ).
     grouped : bool, optional
         Whether it is grouped by declared keys (the noise of each cell).
+    max_rows : int, optional
+        A user-level plan's k (rows per person): every sensitivity × k, the coordinates
+        unchanged (add-remove: a person's k rows move ℓ₁ and ℓ₂ by at most k × a row's,
+        all in one cell being the worst case for ℓ₂). 1: row-level.
 
     Returns
     -------
@@ -80,8 +85,9 @@ def noise_parts(spec: QuerySpec, grouped: bool = False) -> list[tuple[str, str, 
         raise QueryError(f"a plan holds counts, sums, means and histograms, not a "
                          f"{spec.query}")
     k = len(parts)
+    m = int(max_rows)
     return [(name, family.family,
-             family.continuous_scale(sens, spec.epsilon / k, spec.delta / k, coords))
+             family.continuous_scale(m * sens, spec.epsilon / k, spec.delta / k, coords))
             for name, sens, coords in parts]
 
 
@@ -125,8 +131,8 @@ def _two_laplace(a: float, b: float, confidence: float) -> float:
     return float(brentq(tail, 0.0, hi, xtol=1e-14 * hi, rtol=1e-13))
 
 
-def half_width(spec: QuerySpec, grouped: bool = False, rows: float | None = None
-               ) -> float:
+def half_width(spec: QuerySpec, grouped: bool = False, rows: float | None = None,
+               max_rows: int = 1) -> float:
     """The planned half-width of a statistic's error at ``spec.confidence``.
 
     Parameters
@@ -137,6 +143,8 @@ def half_width(spec: QuerySpec, grouped: bool = False, rows: float | None = None
         Whether it is grouped by declared keys.
     rows : float, optional
         A mean's public number of rows (per group when grouped). Never read off the data.
+    max_rows : int, optional
+        A user-level plan's k (see :func:`noise_parts`).
 
     Returns
     -------
@@ -148,7 +156,7 @@ def half_width(spec: QuerySpec, grouped: bool = False, rows: float | None = None
     QueryError, ParameterError
         As :func:`noise_parts`.
     """
-    parts = {name: (fam, scale) for name, fam, scale in noise_parts(spec, grouped)}
+    parts = {name: (fam, scale) for name, fam, scale in noise_parts(spec, grouped, max_rows)}
     c = float(spec.confidence)
     if spec.query != "mean":
         fam, scale = next(iter(parts.values()))
@@ -168,7 +176,7 @@ def half_width(spec: QuerySpec, grouped: bool = False, rows: float | None = None
 
 
 def epsilon_for_target(spec: QuerySpec, target: float, grouped: bool = False,
-                       rows: float | None = None) -> float:
+                       rows: float | None = None, max_rows: int = 1) -> float:
     """The ε at which a statistic's planned half-width is ``target`` (its δ kept).
 
     Parameters
@@ -182,6 +190,8 @@ def epsilon_for_target(spec: QuerySpec, target: float, grouped: bool = False,
         Whether it is grouped.
     rows : float, optional
         A mean's public number of rows (per group when grouped).
+    max_rows : int, optional
+        A user-level plan's k (see :func:`noise_parts`).
 
     Returns
     -------
@@ -201,11 +211,12 @@ def epsilon_for_target(spec: QuerySpec, target: float, grouped: bool = False,
     if REGISTRY.get(spec.mechanism).build(
             **REGISTRY.get(spec.mechanism).resolve(replace(spec, epsilon=1.0)
                                                    .mechanism_params())).family == "laplace":
-        return half_width(replace(spec, epsilon=1.0), grouped, rows) / target
+        return half_width(replace(spec, epsilon=1.0), grouped, rows, max_rows) / target
 
     def gap(log_eps: float) -> float:
         eps = min(max(math.exp(log_eps), _EPS_RANGE[0]), _EPS_RANGE[1])  # exp(log x) ≠ x
-        return math.log(half_width(replace(spec, epsilon=eps), grouped, rows) / target)
+        return math.log(half_width(replace(spec, epsilon=eps), grouped, rows, max_rows)
+                        / target)
 
     lo, hi = (math.log(x) for x in _EPS_RANGE)
     try:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-__all__ = ["EXIT_OK", "EXIT_USAGE", "CliError", "Parser", "fail"]
+__all__ = ["EXIT_BUDGET", "EXIT_OK", "EXIT_USAGE", "CliError", "Parser", "fail"]
 
 EXIT_OK, EXIT_USAGE = 0, 2
+#: A release the budget cannot pay for: nothing drawn, charged or written.
+EXIT_BUDGET = 3
 
 
 class CliError(Exception):

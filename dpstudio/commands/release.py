@@ -14,11 +14,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from dpstudio.commands._common import EXIT_OK, Parser, fail
+from dpstudio.commands._common import EXIT_BUDGET, EXIT_OK, Parser, fail
 
 __all__ = ["EXIT_BUDGET", "parser", "run"]
 
-EXIT_BUDGET = 3
 
 
 def parser() -> argparse.ArgumentParser:

@@ -33,7 +33,7 @@ def run_plan(spec: Any, args: argparse.Namespace) -> int:
     int
         The exit code (0, 2 bad input, 3 budget exceeded).
     """
-    from dpstudio.commands.release import EXIT_BUDGET
+    from dpstudio.commands._common import EXIT_BUDGET
     from dpstudio.export.errors import ExportError
     from dpstudio.project import BudgetExceededError, Project, ProjectError
 

@@ -12,7 +12,6 @@ ledger's list of files. The project writes it to a private folder of its own.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
@@ -31,6 +30,8 @@ from dpstudio.export.manifest import (
     missing_treatment,
 )
 from dpstudio.export.manifest_parties import protocol_sections
+from dpstudio.export.rendered import RenderedFile
+from dpstudio.export.rendered import exact_text as _exact_text
 from dpstudio.export.report_analyst import AnalystFigures
 from dpstudio.export.report_input import ReportInput
 from dpstudio.export.script import release_script
@@ -42,19 +43,6 @@ __all__ = ["BundleInput", "RenderedFile", "file_names", "render_analyst_report",
 
 #: The table of a release's values, by how the result reads (:func:`shape_of`).
 _TABLES = {"statistic": release_table, "estimate": local_table, "model": model_table}
-
-
-@dataclass(frozen=True)
-class RenderedFile:
-    """One output file: its name in the output folder, its role and its bytes."""
-
-    name: str
-    role: str
-    data: bytes
-
-    @property
-    def sha256(self) -> str:
-        return hashlib.sha256(self.data).hexdigest()
 
 
 @dataclass
@@ -165,11 +153,6 @@ def _meta(inp: BundleInput) -> dict[str, Any]:
         "noise_scale": pub.get("noise_scale"), "notes": list(pub.get("notes", [])),
         "engine_version": __version__, "trust_model": inp.trust_model,
     }
-
-
-def _exact_text(x: Decimal | float) -> str:
-    """The exact decimal of an amount (a float as the shortest decimal that rounds to it)."""
-    return str(Decimal(repr(x)) if isinstance(x, float) else Decimal(x))
 
 
 def _manifest(inp: BundleInput, files: list[RenderedFile]) -> dict[str, Any]:
@@ -363,7 +346,7 @@ def render_bundle(inp: BundleInput) -> list[RenderedFile]:
                               files=inp.dataset_files is not None,
                               engine=(inp.execution or {}).get("engine", "pandas"),
                               scheduler=(inp.execution or {}).get("scheduler"),
-                              public=inp.public,
+                              public=inp.public, contributions=inp.contributions,
                               model={"label": inp.public["column"],
                                      "features": list(inp.public["features"]),
                                      "bounds": dict(inp.public["bounds"]),

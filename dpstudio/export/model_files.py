@@ -128,7 +128,8 @@ def render_train_bundle(inp: Any) -> list[Any]:
     -------
     list of RenderedFile
     """
-    from dpstudio.export.bundle import RenderedFile, _exact_text
+    from dpstudio.export.rendered import RenderedFile
+    from dpstudio.export.rendered import exact_text as _exact_text
 
     pub = inp.public
     stem = inp.stem

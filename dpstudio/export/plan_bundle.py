@@ -6,6 +6,12 @@ The manifest has the identity fields of a single release's manifest (``kind``,
 ``statistic = "plan"``), so the ledger's audit and ``dpstudio verify`` read it the same
 way, and a ``statistics`` list: each statistic with its (ε, δ) share, its planned
 half-width and its value(s) with intervals.
+
+A user-level plan (each person's rows bounded to k once for the whole plan) states it as
+a single user-level release does (:mod:`dpstudio.export.manifest_contributions`): the
+query's and the privacy section's ``relation`` read "add or remove one person (up to k
+rows)" and a ``contributions`` section names the identifier and k, so ``dpstudio verify``
+checks they agree. How many rows were dropped is in no file.
 """
 
 from __future__ import annotations
@@ -19,8 +25,10 @@ from decimal import Decimal
 from typing import Any
 
 from dpstudio import __version__
-from dpstudio.export.bundle import RenderedFile
+from dpstudio.engine.contribution import person_relation
 from dpstudio.export.manifest import MANIFEST_KIND, MANIFEST_VERSION, file_entry, manifest_bytes
+from dpstudio.export.manifest_contributions import contributions_section, contributions_sentence
+from dpstudio.export.rendered import RenderedFile
 
 __all__ = ["PlanBundle", "plan_file_names", "render_plan_bundle"]
 
@@ -51,6 +59,9 @@ class PlanBundle:
     script: bool = False
     header: bool = True
     notes: list[str] = field(default_factory=list)
+    #: A user-level plan's identifier column and k (None: row-level).
+    identifier: str | None = None
+    max_rows: int | None = None
 
 
 def plan_file_names(stem: str, formats: tuple[str, ...], report: bool, script: bool
@@ -118,6 +129,13 @@ def _report(inp: PlanBundle) -> bytes:
         f"<td>{_num(r['target'])}</td><td>{_num(r['planned_half_width'])}</td></tr>"
         for r in _rows(inp.statistics))
     split = inp.plan
+    neighbours = split['relation']
+    person = ""
+    if inp.max_rows is not None:
+        neighbours = person_relation(inp.max_rows)
+        person = (f"\n<p>User-level: one person per value of {e(str(inp.identifier))!s}. "
+                  f"{e(contributions_sentence(inp.max_rows))} The bounding was done once, "
+                  "for every statistic of the plan.</p>")
     notes = "".join(f"<li>{e(n)}</li>" for n in inp.notes + sorted(
         {n for s in inp.statistics for n in s.get("notes", [])}))
     text = f"""<!doctype html>
@@ -129,8 +147,8 @@ td,th{{padding:.2em .6em;border-bottom:1px solid #ccc;text-align:left}}</style><
 <p>All statistics were released together under one differential-privacy budget of
 ε = {inp.epsilon}, δ = {inp.delta} ({e(inp.accountant)} accountant), split
 {e(split['method'] == 'accuracy' and 'by accuracy targets' or 'by weights')}
-(confidence {split['confidence']:g}, {e(split['relation'])} neighbours). Each interval
-holds with that probability on its own, not jointly.</p>
+(confidence {split['confidence']:g}, {e(neighbours)} neighbours). Each interval
+holds with that probability on its own, not jointly.</p>{person}
 <table><tr><th>#</th><th>statistic</th><th>group</th><th>value</th><th>interval</th>
 <th>ε</th><th>δ</th><th>target ±</th><th>planned ±</th></tr>{rows}</table>
 <h2>Notes</h2><ul>{notes}</ul>
@@ -161,6 +179,10 @@ from dpstudio.engine.queries import QuerySpec, release
 from dpstudio.engine.queries.grouped import grouped_release
 from dpstudio.engine.rng import SecureSource
 
+# A user-level plan: each person's rows beyond MAX_ROWS are dropped at random ONCE for
+# every statistic, and every noise is MAX_ROWS × a row's (None: row-level).
+IDENTIFIER = {identifier!r}
+MAX_ROWS = {max_rows!r}
 FINGERPRINT = {fingerprint!r}
 STATISTICS = [
 {statistics}
@@ -175,14 +197,28 @@ def main() -> int:
             print("the dataset is not the one the plan was released on", file=sys.stderr)
             return 2
     frame = open_dataset(path, header={header!r}).frame
+    keep = None
+    if IDENTIFIER is not None:
+        from dpstudio.engine.contribution import bound_contributions
+
+        ids = readers.category_column(frame, IDENTIFIER)
+        keep = bound_contributions(ids, MAX_ROWS, SecureSource())
     for spec, reader, by, keys in STATISTICS:
-        values = getattr(readers, reader)(frame, spec.column)
+        values = np.asarray(getattr(readers, reader)(frame, spec.column))
+        key_values = [np.asarray(readers.category_column(frame, b)) for b in by]
+        if keep is not None:
+            values, key_values = values[keep], [k[keep] for k in key_values]
         if by:
-            key_values = [readers.category_column(frame, b) for b in by]
-            out = grouped_release(values, key_values, keys, spec, SecureSource(), by=by)
+            out = grouped_release(values, key_values, keys, spec, SecureSource(), by=by,
+                                  max_rows=MAX_ROWS or 1)
             print(spec.query, spec.column, "by", by, out.public()["value"])
+        elif keep is not None:
+            from dpstudio.engine.queries.bounded import run_bounded
+
+            out = run_bounded(values, spec, MAX_ROWS, SecureSource())
+            print(spec.query, spec.column, out.value)
         else:
-            out = release(np.asarray(values), spec, SecureSource())
+            out = release(values, spec, SecureSource())
             print(spec.query, spec.column, out.value)
     return 0
 
@@ -199,7 +235,8 @@ def _script(inp: PlanBundle, name: str) -> bytes:
     return _SCRIPT.format(release_id=inp.release_id, count=len(inp.statistics),
                           epsilon=str(inp.epsilon), delta=str(inp.delta), name=name,
                           dataset=inp.dataset_name, fingerprint=inp.fingerprint,
-                          statistics=lines, header=inp.header).encode()
+                          statistics=lines, header=inp.header, identifier=inp.identifier,
+                          max_rows=inp.max_rows).encode()
 
 
 def render_plan_bundle(inp: PlanBundle) -> list[RenderedFile]:
@@ -228,6 +265,10 @@ def render_plan_bundle(inp: PlanBundle) -> list[RenderedFile]:
         files.append(RenderedFile(f"{inp.stem}.py", "script", _script(inp, f"{inp.stem}.py")))
     # As the ledger's column_name: the value columns, in the plan's order.
     columns = list(dict.fromkeys(s["column"] for s in inp.statistics))
+    contributions = contributions_section(inp.identifier, inp.max_rows)
+    person: dict[str, str] = {}
+    if contributions is not None:
+        person = {"relation": person_relation(inp.max_rows)}
     manifest = {
         "schema_version": MANIFEST_VERSION, "kind": MANIFEST_KIND,
         "release": {"id": inp.release_id, "uid": inp.uid, "created_at": inp.created_at},
@@ -235,13 +276,14 @@ def render_plan_bundle(inp: PlanBundle) -> list[RenderedFile]:
         "engine_version": __version__, "trust_model": "central",
         "dataset": {"name": inp.dataset_name, "fingerprint": inp.fingerprint,
                     "schema": inp.schema},
-        "query": {"statistic": "plan", "column": ", ".join(columns)},
+        "query": {"statistic": "plan", "column": ", ".join(columns), **person},
         "mechanism": {"name": "plan"},
         "privacy": {"epsilon": float(inp.epsilon), "epsilon_exact": str(inp.epsilon),
                     "delta": float(inp.delta), "delta_exact": str(inp.delta),
-                    "accountant": inp.accountant,
+                    "accountant": inp.accountant, **person,
                     "budget": {"epsilon": str(inp.budget_epsilon),
                                "delta": str(inp.budget_delta)}},
+        **({} if contributions is None else {"contributions": contributions}),
         "plan": inp.plan,
         "statistics": public,
         "notes": list(inp.notes),

@@ -342,7 +342,8 @@ def release_script(*, release_id: int, created_at: str, version: str, dataset_na
                    script_name: str, trust_model: str = "central",
                    model: dict[str, Any] | None = None, header: bool = True,
                    files: bool = False, engine: str = "pandas",
-                   scheduler: str | None = None, public: dict[str, Any] | None = None) -> str:
+                   scheduler: str | None = None, public: dict[str, Any] | None = None,
+                   contributions: dict[str, Any] | None = None) -> str:
     """The source text of a script that repeats the release with fresh noise.
 
     Parameters
@@ -375,6 +376,10 @@ def release_script(*, release_id: int, created_at: str, version: str, dataset_na
     public : dict, optional
         The release's public fields: a shuffle or secure-aggregation release's script
         reruns its protocol, calibrated as the release was (``calibrated_for``).
+    contributions : dict, optional
+        A user-level release's ``{"identifier": column, "max_rows": k}``: the script
+        reads the identifier column too and bounds each person's rows to k at random
+        before the statistic, as the release did (central, one file only).
 
     Returns
     -------
@@ -402,6 +407,13 @@ def release_script(*, release_id: int, created_at: str, version: str, dataset_na
                   delta=float(spec.delta), script_name=script_name, reader=reader,
                   dataset_path=str(dataset_path),
                   header_arg="" if header else ", header=False")
+    if contributions is not None:
+        if write is not _central_script or files:
+            raise ValueError("a user-level script is a central statistic on one file only")
+        from dpstudio.export.script_user import user_level_script
+
+        return user_level_script(spec, contributions, _spec_lines(spec), _doc_safe,
+                                 **common)
     if files:
         if write is not _central_script:
             raise ValueError("a script for a folder of files is a central statistic only")

@@ -25,8 +25,7 @@ from typing import Any
 
 from dpstudio.project.errors import ProjectError
 
-__all__ = ["ROW", "check_unit", "dataset_unit", "recorded_units", "refuse_user_level_plan",
-           "unit_of", "unit_text"]
+__all__ = ["ROW", "check_unit", "dataset_unit", "recorded_units", "unit_of", "unit_text"]
 
 #: The unit of a row-level release.
 ROW = "row"
@@ -103,26 +102,6 @@ def check_unit(project: Any, conn: sqlite3.Connection, dataset_id: int | None,
     raise ProjectError(f"{label} is released {unit_text(recorded)} since its first release "
                        f"and this release is {unit_text(mine)}: one budget is spent in one "
                        f"unit of privacy ({reason})")
-
-
-def refuse_user_level_plan(declared: Any) -> None:
-    """Refuse a release plan on a dataset whose schema declares an identifier column.
-
-    Such a dataset's releases protect people (each one user-level by default); a plan
-    bounds rows only for now, so it would silently protect less.
-
-    Raises
-    ------
-    ProjectError
-        In one sentence, naming the identifier.
-    """
-    from dpstudio.analysis.contribution import declared_identifier
-
-    name = declared_identifier(declared)
-    if name is not None:
-        raise ProjectError(f"the dataset's schema declares {name!r} as identifying a person: "
-                           "a release plan is row-level for now, so release its statistics "
-                           "one by one (each user-level)")
 
 
 def dataset_unit(project: Any, dataset_id: int) -> str | None:

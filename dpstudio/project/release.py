@@ -308,9 +308,6 @@ class ReleaseTransaction:
         analysis = with_identifier(analysis, spec.identifier, spec.max_rows, declared)
         if analysis.identifier is not None:
             require_column(data.frame, analysis.identifier)
-            if spec.script:  # export/script.py writes a row-level release: less noise
-                raise ProjectError("a user-level release (identifier) has no script yet: "
-                                   "the script would release per row; set script = false")
             if engine == "dask":
                 raise ProjectError("a user-level release (identifier) runs on the pandas "
                                    "engine for now: set engine = \"pandas\"")

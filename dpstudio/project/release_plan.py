@@ -9,6 +9,13 @@ ledger stores as drawn is the ``composed`` privacy-loss description of the parts
 statistic's own (:mod:`dpstudio.project.ledger_loss`), so a tight accountant composes
 them; its claim is the charge. A plan reads one file (a folder or Dask comes later) and
 is central-model only.
+
+A plan on a dataset with an identifier column (the schema's, or the spec's ``identifier``
+and ``max_rows``) is user-level: each person's rows are bounded to k ONCE, from the
+release's OS CSPRNG, before every statistic; every sensitivity is k × a row's
+(:mod:`dpstudio.analysis.plan_user`); the manifest states the person relation and a
+``contributions`` section; the budget's unit of privacy is checked (a plan is one release
+in its unit); how many rows were dropped is written nowhere.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from dpstudio.analysis import run as run_analysis
 from dpstudio.analysis.plan import ReleasePlan
 from dpstudio.analysis.plan_resolve import resolve_plan
 from dpstudio.analysis.plan_split import half_width
+from dpstudio.analysis.plan_user import bound_plan_rows, plan_identifier, run_bounded_statistic
 from dpstudio.analysis.resolve import reader_for
 from dpstudio.data.columns import category_column, require_column
 from dpstudio.data.dataset import open_dataset
@@ -36,6 +44,7 @@ from dpstudio.data.fingerprint import content_fingerprint, sha256_file
 from dpstudio.data.schema import Schema
 from dpstudio.engine.accounting.budget import exact
 from dpstudio.engine.accounting.loss import LossDescription
+from dpstudio.engine.contribution import person_relation
 from dpstudio.engine.errors import EngineError
 from dpstudio.engine.queries.grouped import grouped_release
 from dpstudio.engine.rng import SecureSource
@@ -46,7 +55,7 @@ from dpstudio.project.analyst_copy import ReleasedRecord
 from dpstudio.project.errors import DatasetChangedError, LedgerTamperedError, ProjectError
 from dpstudio.project.identity import declared_dict
 from dpstudio.project.ledger_loss import loss_json, release_loss
-from dpstudio.project.privacy_unit import check_unit, refuse_user_level_plan
+from dpstudio.project.privacy_unit import check_unit
 from dpstudio.project.recovery import tamper_message
 from dpstudio.project.spec_plan import PlanSpec
 from dpstudio.project.store import absolute, now
@@ -74,6 +83,10 @@ class _PreparedPlan:
     inputs: list[tuple[Any, list[np.ndarray] | None, str]]
     out: Path
     created_dirs: list[Path]
+    #: A user-level plan: the identifier column, k and each row's identifier.
+    identifier: str | None = None
+    max_rows: int | None = None
+    ids: Any = None
 
 
 def _charge_of(plan: ReleasePlan, shares: list[tuple[float, float]]
@@ -133,9 +146,23 @@ def _prepare(project: Any, spec: PlanSpec, out_dir: str | os.PathLike[str],
     for s in spec.plan.statistics:
         for name in (s.column, *s.by):
             require_column(data.frame, name)
-    refuse_user_level_plan(declared)  # a plan bounds rows, not people, for now
     try:
-        plan, plan_notes = resolve_plan(replace(spec.plan, relation=relation), declared)
+        identifier, max_rows, id_notes = plan_identifier(spec.identifier, spec.max_rows,
+                                                         declared)
+    except EngineError as exc:
+        raise ProjectError(str(exc)) from None
+    ids = None
+    if identifier is not None:
+        require_column(data.frame, identifier)
+        for s in spec.plan.statistics:
+            if identifier in (s.column, *s.by):
+                raise ProjectError(f"{identifier!r} identifies people: release and group by "
+                                   "other columns")
+        ids = category_column(data.frame, identifier)
+    try:
+        plan, plan_notes = resolve_plan(replace(spec.plan, relation=relation,
+                                                max_rows=max_rows), declared)
+        plan_notes = id_notes + plan_notes
         shares = plan.shares()
         specs = [plan.query_spec(i, e, d).validated() for i, (e, d) in enumerate(shares)]
     except EngineError as exc:
@@ -156,12 +183,12 @@ def _prepare(project: Any, spec: PlanSpec, out_dir: str | os.PathLike[str],
     with project._db() as conn:
         of = record.id if record is not None else budget_of
         charges, losses = project._losses(conn, of) if of is not None else ([], [])
-        check_unit(project, conn, of, None, path.name)  # a plan is row-level
+        check_unit(project, conn, of, identifier, path.name)  # one release in its unit
     _check_budget(acc, budget, charges, losses, charge, None, path.name)
     out, created = _output_folder(out_dir, create_out)
     return _PreparedPlan(spec, plan, notes + plan_notes, path, fingerprint, content, record,
                          budget_of, budget, relation, accountant, schema, charge, shares,
-                         inputs, out, created)
+                         inputs, out, created, identifier, max_rows, ids)
 
 
 def check_plan(project: Any, spec: PlanSpec, out_dir: str | os.PathLike[str]
@@ -191,16 +218,35 @@ def _draw(prep: _PreparedPlan) -> tuple[list[dict[str, Any]], list[LossDescripti
     """Every statistic's noise, fresh from the OS CSPRNG; their public fields and losses."""
     plan = prep.plan
     out, losses = [], []
+    k = prep.max_rows
+    keep = None
+    if k is not None:  # once for the whole plan, before every statistic
+        try:
+            keep = bound_plan_rows(prep.ids, k, SecureSource())
+        except EngineError as exc:
+            raise ProjectError(str(exc)) from None
     for i, (s, (values, keys, reader)) in enumerate(zip(plan.statistics, prep.inputs,
                                                         strict=True)):
         e, d = prep.shares[i]
         q = plan.query_spec(i, e, d)
+        if keep is not None:
+            values = np.asarray(values)[keep]
+            keys = None if keys is None else [np.asarray(c)[keep] for c in keys]
         if s.by:
             key_lists = tuple(plan.keys[b] for b in s.by)
-            result = grouped_release(values, keys, key_lists, q, SecureSource(), by=s.by)
+            result = grouped_release(values, keys, key_lists, q, SecureSource(), by=s.by,
+                                     max_rows=plan.k)
+            if k is not None:
+                result.relation = person_relation(k)
             public = result.public()
             loss = result.loss_description()
             drawn = (result.epsilon, result.delta)
+        elif k is not None:
+            result = run_bounded_statistic(q, values, prep.identifier, k, SecureSource())
+            public = result.public()  # never the rows kept: it tells how many were dropped
+            loss = release_loss(result)
+            drawn = (float(result.epsilon), float(result.delta))
+            key_lists = ()
         else:
             result = run_analysis(AnalysisSpec("central", q), values, SecureSource())
             if result.simulated:  # pragma: no cover - SecureSource is never simulated
@@ -209,7 +255,7 @@ def _draw(prep: _PreparedPlan) -> tuple[list[dict[str, Any]], list[LossDescripti
             loss = release_loss(result)
             drawn = (float(result.epsilon), float(result.delta))
             key_lists = ()
-        planned = half_width(q, bool(s.by), plan.group_rows(i))
+        planned = half_width(q, bool(s.by), plan.group_rows(i), plan.k)
         out.append({
             "label": s.label, "column": s.column, "query": s.query, "by": list(s.by),
             "bounds": None if q.bounds is None else [float(b) for b in q.bounds],
@@ -219,7 +265,8 @@ def _draw(prep: _PreparedPlan) -> tuple[list[dict[str, Any]], list[LossDescripti
             "planned_half_width": None if math.isnan(planned) else planned,
             "confidence": q.confidence, "value": public.get("value"),
             "ci_low": public.get("ci_low"), "ci_high": public.get("ci_high"),
-            "notes": list(public.get("notes", [])), "spec": q, "reader": reader})
+            "notes": list(public.get("notes", [])), "spec": q, "reader": reader,
+            **({} if k is None else {"relation": person_relation(k)})})
         losses.append(loss)
     return out, losses
 
@@ -230,7 +277,9 @@ def _plan_dict(prep: _PreparedPlan) -> dict[str, Any]:
             "epsilon": p.epsilon, "delta": p.delta, "confidence": p.confidence,
             "relation": p.relation, "rows": p.rows, "mechanism": p.mechanism,
             "keys": {k: list(v) for k, v in p.keys.items()},
-            "charged": {"epsilon": str(prep.charge[0]), "delta": str(prep.charge[1])}}
+            "charged": {"epsilon": str(prep.charge[0]), "delta": str(prep.charge[1])},
+            **({} if prep.identifier is None else {"identifier": prep.identifier,
+                                                     "max_rows": prep.max_rows})}
 
 
 def _stem(prep: _PreparedPlan, release_id: int, uid: str) -> str:
@@ -268,13 +317,14 @@ def _charge(project: Any, prep: _PreparedPlan) -> tuple[int, str, list]:
         if problems:
             raise LedgerTamperedError(tamper_message(project.path, problems), problems)
         charges, losses = project._losses(conn, dataset_id)
-        check_unit(project, conn, dataset_id, None, prep.path.name)
+        check_unit(project, conn, dataset_id, prep.identifier, prep.path.name)
         _check_budget(acc, prep.budget, charges, losses, prep.charge, None, prep.path.name)
         spec_dict = {"dataset": str(prep.path), "fingerprint": prep.fingerprint,
                      "content_hash": None if prep.content is None else prep.content.digest,
                      "plan": _plan_dict(prep), "accountant": prep.accountant,
                      "formats": list(prep.spec.formats), "report": prep.spec.report,
                      "script": prep.spec.script, "name": prep.spec.name,
+                     "identifier": prep.identifier, "max_rows": prep.max_rows,
                      "statistics": [{"column": s.column, "query": s.query, "by": list(s.by),
                                      "target": s.target} for s in prep.plan.statistics]}
         cur = conn.execute(
@@ -308,7 +358,7 @@ def _charge(project: Any, prep: _PreparedPlan) -> tuple[int, str, list]:
             budget_epsilon=prep.budget[0], budget_delta=prep.budget[1],
             plan=_plan_dict(prep), statistics=stats, formats=prep.spec.formats,
             report=prep.spec.report, script=prep.spec.script, header=prep.spec.header,
-            notes=list(prep.notes))
+            notes=list(prep.notes), identifier=prep.identifier, max_rows=prep.max_rows)
         files = render_plan_bundle(bundle)
         conn.executemany(
             "INSERT INTO release_files (release_id, name, role, sha256, bytes) VALUES "

@@ -10,6 +10,9 @@ Example::
     rows = 2000                     # a PUBLIC number of rows: a mean's target needs it
     # mechanism = "laplace"         # default of the statistics (or "gaussian", …)
     # relation = "add-remove"       # must match the dataset's registered relation
+    # identifier = "person_id"      # user-level: one person per value of this column (the
+    # max_rows = 5                  # schema's identifier by default), each bounded to k
+    #                               # rows once for the whole plan
     formats = ["csv", "json"]
     report = true
     script = true
@@ -48,7 +51,8 @@ PLAN_SPEC_VERSION = 2
 
 _TOP = ("schema_version", "dataset", "epsilon", "delta", "confidence", "rows", "mechanism",
         "relation", "formats", "report", "script", "script_format", "name", "fingerprint",
-        "accountant", "header", "share_budget_with", "separate_budget")
+        "accountant", "header", "share_budget_with", "separate_budget", "identifier",
+        "max_rows")
 _TABLES = ("statistics", "split", "budget")
 _STAT_KEYS = ("column", "query", "bounds", "categories", "bins", "by", "target",
               "mechanism", "missing", "impute")
@@ -68,6 +72,9 @@ class PlanSpec:
     formats, report, script, script_format, name, fingerprint, accountant, header,
     share_budget_with, separate_budget, budget_epsilon, budget_delta
         As :class:`~dpstudio.project.spec.ReleaseSpec`.
+    identifier, max_rows
+        A user-level plan's identifier column and rows per person, when the spec names
+        them (else the schema's declaration, if any, decides).
     """
 
     dataset: str
@@ -84,6 +91,9 @@ class PlanSpec:
     separate_budget: bool = False
     budget_epsilon: float | None = None
     budget_delta: float | None = None
+    #: The spec's identifier column and k (a user-level plan; the schema's by default).
+    identifier: str | None = None
+    max_rows: int | None = None
     #: Whether the spec stated a relation (else the dataset's is used).
     relation_given: bool = False
     source: str = field(default="", compare=False)
@@ -237,6 +247,9 @@ def parse_plan_spec(data: dict[str, Any], source: str = "", base: Path | None = 
         weights=weights, confidence=confidence, relation=relation,
         mechanism=_string(data, "mechanism", where, "laplace"),
         rows=_number(data, "rows", where, integer=True, low=1, what="a number of rows"))
+    identifier = _string(data, "identifier", where)
+    max_rows = _number(data, "max_rows", where, integer=True, low=1,
+                       what="a number of rows per person")
     b_eps = _number(budget, "epsilon", f"{where}[budget] ")
     b_delta = _number(budget, "delta", f"{where}[budget] ")
     return PlanSpec(
@@ -248,4 +261,6 @@ def parse_plan_spec(data: dict[str, Any], source: str = "", base: Path | None = 
         share_budget_with=share, separate_budget=separate,
         budget_epsilon=None if b_eps is None else float(b_eps),
         budget_delta=None if b_delta is None else float(b_delta),
-        relation_given="relation" in data, source=source)
+        relation_given="relation" in data, source=source,
+        identifier=None if identifier is None else identifier.strip(),
+        max_rows=None if max_rows is None else int(max_rows))

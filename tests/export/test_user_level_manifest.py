@@ -94,9 +94,9 @@ def test_a_row_level_manifest_has_no_contributions_and_still_verifies(tmp_path, 
     assert _verify(capsys, manifest)[0] == 0
 
 
-def test_a_user_level_script_is_refused_until_it_bounds_people(tmp_path, capsys):
-    """The release script re-runs the query per row (k times less noise than a person
-    needs): refused in one line, nothing charged."""
+def test_a_user_level_release_writes_a_script_that_bounds_people(tmp_path, capsys):
+    """The script reads the identifier and bounds each person's rows as the release did
+    (tests/export/test_user_level_script.py runs it)."""
     (tmp_path / "v.csv").write_text("person,amount\np1,3\np1,4\np2,5\n", encoding="utf-8")
     project = tmp_path / "p.dpstudio"
     assert main(["project", "init", str(project)]) == 0
@@ -108,7 +108,6 @@ def test_a_user_level_script_is_refused_until_it_bounds_people(tmp_path, capsys)
     capsys.readouterr()
     code = main(["release", str(spec), "--project", str(project), "--out",
                  str(tmp_path / "out")])
-    err = capsys.readouterr().err
-    assert code != 0 and "no script yet" in err and err.count("\n") == 1
-    assert main(["ledger", str(project), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["datasets"] == []
+    assert code == 0, capsys.readouterr().err
+    text = next((tmp_path / "out").glob("*.py")).read_text(encoding="utf-8")
+    assert "release_user_level(values, ids, SPEC, MAX_ROWS" in text and "MAX_ROWS = 2" in text

@@ -89,15 +89,15 @@ def test_a_plan_is_row_level_and_refused_on_a_person_budget(tmp_path):
         assert _state(p, tmp_path) == before
 
 
-def test_a_plan_on_a_dataset_declaring_an_identifier_is_refused(tmp_path):
+def test_a_plan_on_a_dataset_declaring_an_identifier_is_user_level(tmp_path):
     data = _visits(tmp_path)
     save_schema(Schema((ColumnSpec("person", ColumnType.IDENTIFIER, max_rows=3),
                         ColumnSpec("amount", ColumnType.NUMERIC, lower=0, upper=100))),
                 tmp_path / "visits.csv.schema.json")
     with Project.create(tmp_path / "p.dpstudio", epsilon=5) as p:
-        with pytest.raises(ProjectError, match="release plan is row-level") as err:
-            p.release(_plan(data, tmp_path), tmp_path / "out")
-        assert "\n" not in str(err.value) and p.ledger() == []
+        p.release(_plan(data, tmp_path), tmp_path / "out")  # user-level, k = 3
+        (entry,) = p.to_dict()["datasets"]
+        assert entry["unit_of_privacy"] == "person:person"
 
 
 def test_an_old_project_reads_as_row_level(tmp_path):

@@ -14,6 +14,14 @@ may move to another group, changing two cells: each by at most max(hi − lo, |l
 to two coordinates of that per-cell sensitivity (ℓ₁ twice it for Laplace, ℓ₂ √2 times it
 for Gaussian) — pessimistic when the record stays in its group.
 
+User-level (``max_rows`` = k: each person's rows bounded to k before, by the caller,
+once for everything released; add-remove only). One person's k rows may fall into
+different groups, so adding or removing them changes several cells: the change over all
+cells is at most k × the per-row change in ℓ₁ (the k rows' changes add up wherever they
+fall) and in ℓ₂ too — √(Σ cᵢ²) ≤ Σ cᵢ ≤ k·Δ, with equality when all k rows fall in one cell
+(the worst case). So the noise is calibrated to one coordinate of k × the per-cell
+sensitivity: k for counts by group, k·B for sums with |values| ≤ B.
+
 A mean is a noisy sum and a noisy count per cell, each with half the budget; per cell it
 is clip(sum / max(count, 1), lo, hi). Vectorized: cell codes from
 :func:`~dpstudio.engine.queries.columns.row_codes`, exact integer sums per cell by
@@ -98,13 +106,17 @@ def _cell_sensitivity(lo: float, hi: float, relation: str, missing: str) -> floa
     return sum_sensitivity(lo, hi, "add-remove", missing)
 
 
-def grouped_sensitivities(spec: QuerySpec) -> list[tuple[str, float, int]]:
+def grouped_sensitivities(spec: QuerySpec, max_rows: int = 1
+                          ) -> list[tuple[str, float, int]]:
     """The noisy vectors of a grouped statistic, with each cell's sensitivity, from the spec.
 
     Parameters
     ----------
     spec : QuerySpec
         A count, sum or mean.
+    max_rows : int, optional
+        k of a user-level release (add-remove only): the sensitivity is k × a row's, one
+        coordinate (see the module docstring). 1: row-level.
 
     Returns
     -------
@@ -115,16 +127,27 @@ def grouped_sensitivities(spec: QuerySpec) -> list[tuple[str, float, int]]:
     Raises
     ------
     QueryError
-        For another query or bounds that are not finite and ordered.
+        For another query, bounds that are not finite and ordered, or k > 1 under replace.
     """
     if spec.query not in GROUPED_QUERIES:
         raise QueryError(f"a {spec.query} cannot be grouped (count, sum or mean)")
+    k = _max_rows(spec, max_rows)
     coords = 2 if spec.relation == "replace" else 1
-    return [(name, _cell_sensitivity(lo, hi, spec.relation, spec.missing), coords)
+    return [(name, k * _cell_sensitivity(lo, hi, spec.relation, spec.missing), coords)
             for name, lo, hi in _parts(spec)]
 
 
-def grouped_noises(spec: QuerySpec) -> dict[str, IntegerNoise]:
+def _max_rows(spec: QuerySpec, max_rows: int) -> int:
+    """k, checked: a whole number ≥ 1; above 1 only under add-remove."""
+    if isinstance(max_rows, bool) or not isinstance(max_rows, int | np.integer) or max_rows < 1:
+        raise QueryError(f"max_rows must be a whole number of rows ≥ 1, not {max_rows!r}")
+    if max_rows > 1 and spec.relation != "add-remove":
+        raise QueryError("a user-level release bounds adding or removing one person's rows: "
+                         "use relation add-remove")
+    return int(max_rows)
+
+
+def grouped_noises(spec: QuerySpec, max_rows: int = 1) -> dict[str, IntegerNoise]:
     """The calibrated integer noise of every cell of each noisy vector, from the spec alone.
 
     Parameters
@@ -132,6 +155,8 @@ def grouped_noises(spec: QuerySpec) -> dict[str, IntegerNoise]:
     spec : QuerySpec
         A count, sum or mean (validated); the budget is split evenly over its noisy
         vectors (a mean: the sums and the counts, each ε/2 and δ/2).
+    max_rows : int, optional
+        k of a user-level release: every sensitivity × k (see the module docstring).
 
     Returns
     -------
@@ -147,6 +172,7 @@ def grouped_noises(spec: QuerySpec) -> dict[str, IntegerNoise]:
     """
     if spec.query not in GROUPED_QUERIES:
         raise QueryError(f"a {spec.query} cannot be grouped (count, sum or mean)")
+    m = _max_rows(spec, max_rows)
     parts = _parts(spec)
     k = len(parts)
     fam = _family(spec)
@@ -154,14 +180,14 @@ def grouped_noises(spec: QuerySpec) -> dict[str, IntegerNoise]:
     eps, dlt = spec.epsilon / k, spec.delta / k
     out = {}
     for name, lo, hi in parts:
-        sens = _cell_sensitivity(lo, hi, spec.relation, spec.missing)
+        sens = m * _cell_sensitivity(lo, hi, spec.relation, spec.missing)
         if sens == 0:
             raise QueryError("the declared bounds give this statistic zero sensitivity")
         grid = fam.grid(sens, eps, dlt, coords)
         if name == "count":
             grid = min(1.0, grid)  # counts are integers: no rounding of counts
         lo_s, hi_s = math.floor(lo / grid), math.ceil(hi / grid)
-        steps = int(_cell_sensitivity(lo_s, hi_s, spec.relation, spec.missing))
+        steps = m * int(_cell_sensitivity(lo_s, hi_s, spec.relation, spec.missing))
         out[name] = fam.calibrate(steps, grid, eps, dlt, coords)
     return out
 
@@ -331,7 +357,7 @@ def _check(spec: QuerySpec, keys: tuple[tuple[str, ...], ...]) -> QuerySpec:
 
 def grouped_release(values: np.ndarray, key_values: list[np.ndarray],
                     keys: tuple[tuple[str, ...], ...], spec: QuerySpec, source: Source,
-                    by: tuple[str, ...] = ()) -> GroupedRelease:
+                    by: tuple[str, ...] = (), max_rows: int = 1) -> GroupedRelease:
     """Release a count, sum or mean per declared cell of one or two key columns.
 
     Parameters
@@ -348,6 +374,9 @@ def grouped_release(values: np.ndarray, key_values: list[np.ndarray],
         Random bits (:class:`~dpstudio.engine.rng.SecureSource` for a release).
     by : tuple of str, optional
         The key columns' names (labels only).
+    max_rows : int, optional
+        k of a user-level release: the rows given are already bounded to k per person
+        (by the caller, once); every noise is calibrated to k × a row's sensitivity.
 
     Returns
     -------
@@ -366,7 +395,7 @@ def grouped_release(values: np.ndarray, key_values: list[np.ndarray],
     n = np.asarray(values).reshape(-1).size
     if any(np.asarray(k).reshape(-1).size != n for k in key_values):
         raise QueryError("the key columns and the value column differ in length")
-    noises = grouped_noises(spec)
+    noises = grouped_noises(spec, max_rows)
     codes = _cell_codes(key_values, keys)
     exact = _exact_cells(values, codes, spec, noises, len(cells), source)
     noisy = {name: (exact[name] + noises[name].sample(len(cells), source)).astype(np.float64)
@@ -395,6 +424,9 @@ def grouped_release(values: np.ndarray, key_values: list[np.ndarray],
                      "two changed cells")
     if spec.query == "mean":
         notes.append("mean per group = noisy sum / noisy count, each with half the budget")
+    if max_rows > 1:
+        notes.append(f"one person's up to {max_rows} rows may fall in several groups: the "
+                     f"noise covers {max_rows} × a row's change over all groups")
     return GroupedRelease(spec.query, spec.mechanism, spec.epsilon, spec.delta,
                           spec.relation, spec.confidence, tuple(by), cells, value, ci_low,
                           ci_high, noises, notes, spec.column, not source.is_secure)
@@ -402,7 +434,7 @@ def grouped_release(values: np.ndarray, key_values: list[np.ndarray],
 
 def simulate_grouped(values: np.ndarray, key_values: list[np.ndarray],
                      keys: tuple[tuple[str, ...], ...], spec: QuerySpec, size: int,
-                     source: Source) -> np.ndarray:
+                     source: Source, max_rows: int = 1) -> np.ndarray:
     """``size`` independent grouped answers, for Monte-Carlo utility and tests.
 
     Parameters
@@ -413,6 +445,8 @@ def simulate_grouped(values: np.ndarray, key_values: list[np.ndarray],
         Number of answers.
     source : Source
         The random source (a seeded one for simulation).
+    max_rows : int, optional
+        As :func:`grouped_release`.
 
     Returns
     -------
@@ -426,7 +460,7 @@ def simulate_grouped(values: np.ndarray, key_values: list[np.ndarray],
     """
     spec = _check(spec, keys)
     cells = len(grouped_cells(keys))
-    noises = grouped_noises(spec)
+    noises = grouped_noises(spec, max_rows)
     codes = _cell_codes(key_values, keys)
     # The rounding is drawn once (its variance is far below the noise's at the fine grid).
     exact = _exact_cells(values, codes, spec, noises, cells, source)
