@@ -26,23 +26,15 @@ record-level curve of the same (ε, δ): the noise is calibrated to the scaled s
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from dpstudio.engine.errors import QueryError
 from dpstudio.engine.queries.columns import present_mask
 from dpstudio.engine.queries.histogram import _histogram_parts
-from dpstudio.engine.queries.numeric import _release_from_noisy
+from dpstudio.engine.queries.numeric import _numeric_release
 from dpstudio.engine.queries.result import Release
-from dpstudio.engine.queries.spec import QuerySpec, sum_sensitivity
-from dpstudio.engine.queries.sums import (
-    _check_exact,
-    _family,
-    _plan,
-    _rounded_sums,
-    _step_sensitivity,
-)
+from dpstudio.engine.queries.spec import QuerySpec
+from dpstudio.engine.queries.sums import _family
 from dpstudio.engine.rng import Source, require_secure
 
 __all__ = [
@@ -242,16 +234,21 @@ def run_user_level(values: np.ndarray, ids: np.ndarray, spec: QuerySpec, max_row
     if values.shape[:1] != ids.shape[:1]:
         raise QueryError(f"the identifier column has {ids.shape[0]:,} rows but the queried "
                          f"column {values.shape[0]:,}")
-    kept = values[bound_contributions(ids, k, source)]
+    return _release_kept(values[bound_contributions(ids, k, source)], spec, k, source,
+                         "first")
+
+
+def _release_kept(kept: np.ndarray, spec: QuerySpec, k: int, source: Source,
+                  when: str) -> Release:
+    """The release of the rows kept (each person's at most k; checked spec and k), with
+    the notes of a user-level release; ``when`` the rows were dropped ("first")."""
     if kept.size == 0:
         raise QueryError("no row has an identifier: nothing to release per person")
-    if spec.query == "histogram":
-        out = _histogram(kept, spec, k, source)
-    else:
-        out = _numeric(kept, spec, k, source)
+    out = _histogram(kept, spec, k, source) if spec.query == "histogram" else _numeric(
+        kept, spec, k, source)
     out.relation = person_relation(k)
     out.notes = [f"neighbouring datasets differ by one person's rows: each person's rows "
-                 f"beyond {k} (declared) were dropped at random first, rows without an "
+                 f"beyond {k} (declared) were dropped at random {when}, rows without an "
                  f"identifier left out, and every sensitivity is {k} × a row's"] + out.notes
     out.simulated = not source.is_secure
     out.source = source.label
@@ -288,26 +285,7 @@ def release_user_level(values: np.ndarray, ids: np.ndarray, spec: QuerySpec, max
 
 def _numeric(values: np.ndarray, spec: QuerySpec, k: int, source: Source) -> Release:
     """The record-level plan of bounded sums, each noise calibrated to k × its sensitivity."""
-    plan = _plan(values, spec)
-    family = _family(spec)
-    parts = len(plan.sums)
-    eps, dlt = spec.epsilon / parts, spec.delta / parts
-    noisy, noises = {}, {}
-    for part in plan.sums:
-        sens = k * sum_sensitivity(part.lo, part.hi, spec.relation, spec.missing)
-        if sens == 0:
-            raise QueryError("the declared bounds give this statistic zero sensitivity")
-        grid = family.grid(sens, eps, dlt)
-        lo_s, hi_s = math.floor(part.lo / grid), math.ceil(part.hi / grid)
-        steps = k * _step_sensitivity(lo_s, hi_s, spec.relation, spec.missing)
-        noise = family.calibrate(steps, grid, eps, dlt)
-        _check_exact(part.lo, part.hi, grid, part.values.size)
-        sums, _, _ = _rounded_sums(part.values, part.lo, part.hi, grid, source, 1)
-        noisy[part.name] = (sums + noise.sample(1, source)) * grid
-        noises[part.name] = noise
-    out = _release_from_noisy(plan, noisy, noises, spec)
-    out.sensitivity = k * plan.sensitivity
-    return out
+    return _numeric_release(values, spec, source, k)
 
 
 def _histogram(values: np.ndarray, spec: QuerySpec, k: int, source: Source) -> Release:

@@ -62,6 +62,9 @@ class PlanBundle:
     #: A user-level plan's identifier column and k (None: row-level).
     identifier: str | None = None
     max_rows: int | None = None
+    #: The dataset's path on this machine: only the script's default (as a single
+    #: release's script has), never the manifest or report.
+    dataset_path: str = ""
 
 
 def plan_file_names(stem: str, formats: tuple[str, ...], report: bool, script: bool
@@ -234,8 +237,9 @@ def _script(inp: PlanBundle, name: str) -> bytes:
         for s in inp.statistics)
     return _SCRIPT.format(release_id=inp.release_id, count=len(inp.statistics),
                           epsilon=str(inp.epsilon), delta=str(inp.delta), name=name,
-                          dataset=inp.dataset_name, fingerprint=inp.fingerprint,
-                          statistics=lines, header=inp.header, identifier=inp.identifier,
+                          dataset=inp.dataset_path or inp.dataset_name,
+                          fingerprint=inp.fingerprint, statistics=lines, header=inp.header,
+                          identifier=inp.identifier,
                           max_rows=inp.max_rows).encode()
 
 

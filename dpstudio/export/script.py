@@ -26,17 +26,46 @@ __all__ = ["READERS", "release_script"]
 #: How a column is read for a query (the function of :mod:`dpstudio.data`).
 READERS = ("numeric_column", "category_column", "yes_no_column")
 
+# Fragments every generated script shares (each script stays self-contained: they are
+# pasted into its text, never imported by it).
+
+
+def warning(drawn: str = "noise", private: str = "differentially",
+            output: str = "result") -> str:
+    """The docstring paragraph saying that running the script spends the budget again."""
+    return (f"WARNING: running this script draws FRESH {drawn}. Its output is a NEW {private}\n"
+            "private release: publishing it spends epsilon = {epsilon!r} (delta = {delta!r}) "
+            "again, and\nthis spending is NOT recorded in the DP Studio project ledger. Use "
+            "it to audit or repeat\nthe procedure, and record any "
+            f"{output} you publish with `dpstudio release` instead.\n")
+
+
+#: The warning of a central release drawing noise.
+WARNING = warning()
+#: What the script prints on stderr first, for noise and for randomness.
+NOTE_NOISE = '''\
+    print("note: this draws fresh noise; publishing the output is a new release that is "
+          "not in the project ledger", file=sys.stderr)
+'''
+NOTE_RANDOMNESS = '''\
+    print("note: this draws fresh randomness; publishing the output is a new release that "
+          "is not in the project ledger", file=sys.stderr)
+'''
+#: The dataset's SHA-256 check, before anything is read.
+SHA_CHECK = '''\
+    if sha256_file(DATASET) != FINGERPRINT:
+        print(f"error: {{DATASET}} is not the dataset of release #{release_id} "
+              "(its SHA-256 differs)", file=sys.stderr)
+        return 2
+'''
+
 _TEMPLATE = '''#!/usr/bin/env python3
 """Reproduce DP Studio release #{release_id} ({query} of {column_repr}) with dpstudio.
 
 Generated {created_at} by DP Studio {version} for the dataset {dataset_name}
 (SHA-256 {fingerprint}).
 
-WARNING: running this script draws FRESH noise. Its output is a NEW differentially
-private release: publishing it spends epsilon = {epsilon!r} (delta = {delta!r}) again, and
-this spending is NOT recorded in the DP Studio project ledger. Use it to audit or repeat
-the procedure, and record any result you publish with `dpstudio release` instead.
-
+''' + WARNING + '''
 Usage: python {script_name} [DATASET]   (default: the path below)
 """
 
@@ -58,12 +87,7 @@ SPEC = QuerySpec(
 
 
 def main() -> int:
-    print("note: this draws fresh noise; publishing the output is a new release that is "
-          "not in the project ledger", file=sys.stderr)
-    if sha256_file(DATASET) != FINGERPRINT:
-        print(f"error: {{DATASET}} is not the dataset of release #{release_id} "
-              "(its SHA-256 differs)", file=sys.stderr)
-        return 2
+''' + NOTE_NOISE + SHA_CHECK + '''\
     frame = load_table(DATASET{header_arg})
     values = {reader}(frame, SPEC.column)
     result = release(values, SPEC, SecureSource())
@@ -83,11 +107,7 @@ Generated {created_at} by DP Studio {version} for the dataset {dataset_name}
 (SHA-256 {fingerprint}). Local model: each value is randomized as its owner's device
 would ({mechanism}), then the estimate is computed from the randomized reports alone.
 
-WARNING: running this script draws FRESH randomness. Its output is a NEW locally
-private release: publishing it spends epsilon = {epsilon!r} (delta = {delta!r}) again, and
-this spending is NOT recorded in the DP Studio project ledger. Use it to audit or repeat
-the procedure, and record any result you publish with `dpstudio release` instead.
-
+''' + warning("randomness", "locally") + '''
 Usage: python {script_name} [DATASET]   (default: the path below)
 """
 
@@ -111,12 +131,7 @@ CONFIDENCE = {confidence!r}
 
 
 def main() -> int:
-    print("note: this draws fresh randomness; publishing the output is a new release that "
-          "is not in the project ledger", file=sys.stderr)
-    if sha256_file(DATASET) != FINGERPRINT:
-        print(f"error: {{DATASET}} is not the dataset of release #{release_id} "
-              "(its SHA-256 differs)", file=sys.stderr)
-        return 2
+''' + NOTE_RANDOMNESS + SHA_CHECK + '''\
     frame = load_table(DATASET{header_arg})
     values = {reader}(frame, COLUMN)
     result = run_local(values, MECHANISM, PARAMS, categories=CATEGORIES, bounds=BOUNDS,
@@ -138,11 +153,7 @@ Generated {created_at} by DP Studio {version} for the dataset {dataset_name}
 feature values set to the middle of their declared bounds, and released by output
 perturbation (dp_erm_logistic, replace-one neighbours, n public).
 
-WARNING: running this script draws FRESH noise. Its output is a NEW differentially
-private release: publishing it spends epsilon = {epsilon!r} (delta = {delta!r}) again, and
-this spending is NOT recorded in the DP Studio project ledger. Use it to audit or repeat
-the procedure, and record any result you publish with `dpstudio release` instead.
-
+''' + WARNING + '''
 Usage: python {script_name} [DATASET]   (default: the path below)
 """
 
@@ -167,12 +178,7 @@ LAMBDA = {lam!r}
 
 
 def main() -> int:
-    print("note: this draws fresh noise; publishing the output is a new release that is "
-          "not in the project ledger", file=sys.stderr)
-    if sha256_file(DATASET) != FINGERPRINT:
-        print(f"error: {{DATASET}} is not the dataset of release #{release_id} "
-              "(its SHA-256 differs)", file=sys.stderr)
-        return 2
+''' + NOTE_NOISE + SHA_CHECK + '''\
     frame = load_table(DATASET{header_arg})
     columns = {{}}
     for name in FEATURES:
@@ -205,11 +211,7 @@ Each file is summed where it is ({engine} engine): clamped to the declared bound
 by randomized rounding from the OS CSPRNG, and returned as exact integers; the noise is
 drawn once, here, after the files' fingerprint has been checked.
 
-WARNING: running this script draws FRESH noise. Its output is a NEW differentially
-private release: publishing it spends epsilon = {epsilon!r} (delta = {delta!r}) again, and
-this spending is NOT recorded in the DP Studio project ledger. Use it to audit or repeat
-the procedure, and record any result you publish with `dpstudio release` instead.
-
+''' + WARNING + '''
 Usage: python {script_name} [FOLDER [SCHEDULER]]   (default: the path below; SCHEDULER,
 e.g. tcp://host:8786, runs on that Dask cluster, "pandas" in this process)
 """
@@ -239,8 +241,7 @@ SPEC = QuerySpec(
 
 
 def main() -> int:
-    print("note: this draws fresh noise; publishing the output is a new release that is "
-          "not in the project ledger", file=sys.stderr)
+''' + NOTE_NOISE + '''\
     ds = open_files(DATASET)
     with dask_cluster(SCHEDULER) if ENGINE == "dask" else nullcontext() as cluster:
         total, files = sum_files(ds, SPEC.column, READER, SPEC, header={header!r},
@@ -412,8 +413,7 @@ def release_script(*, release_id: int, created_at: str, version: str, dataset_na
             raise ValueError("a user-level script is a central statistic on one file only")
         from dpstudio.export.script_user import user_level_script
 
-        return user_level_script(spec, contributions, _spec_lines(spec), _doc_safe,
-                                 **common)
+        return user_level_script(spec, contributions, **common)
     if files:
         if write is not _central_script:
             raise ValueError("a script for a folder of files is a central statistic only")
@@ -431,5 +431,5 @@ def release_script(*, release_id: int, created_at: str, version: str, dataset_na
             raise ValueError(f"no script for {trust_model}-model releases with "
                              f"{spec.mechanism}")
         return protocol_script(spec, public or {}, trust_model, capability(trust_model).title,
-                               _spec_lines, _doc_safe, **common)
+                               **common)
     return write(spec, model, **common)

@@ -10,9 +10,17 @@ the request: the cloak's δ, for one, is what its encoding leaves over).
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from dpstudio.engine.queries import QuerySpec
+from dpstudio.export.script import (
+    NOTE_RANDOMNESS,
+    SHA_CHECK,
+    _doc_safe,
+    _spec_lines,
+    warning,
+)
 
 __all__ = ["protocol_script"]
 
@@ -22,11 +30,7 @@ _TEMPLATE = '''#!/usr/bin/env python3
 Generated {created_at} by DP Studio {version} for the dataset {dataset_name}
 (SHA-256 {fingerprint}). {parties}
 
-WARNING: running this script draws FRESH randomness. Its output is a NEW differentially
-private release: publishing it spends epsilon = {epsilon!r} (delta = {delta!r}) again, and
-this spending is NOT recorded in the DP Studio project ledger. Use it to audit or repeat
-the procedure, and record any result you publish with `dpstudio release` instead.
-
+''' + warning("randomness") + '''
 Usage: python {script_name} [DATASET]   (default: the path below)
 """
 
@@ -51,12 +55,7 @@ SPEC = QuerySpec(
 
 
 def main() -> int:
-    print("note: this draws fresh randomness; publishing the output is a new release that "
-          "is not in the project ledger", file=sys.stderr)
-    if sha256_file(DATASET) != FINGERPRINT:
-        print(f"error: {{DATASET}} is not the dataset of release #{release_id} "
-              "(its SHA-256 differs)", file=sys.stderr)
-        return 2
+''' + NOTE_RANDOMNESS + SHA_CHECK + '''\
     frame = load_table(DATASET{header_arg})
     values = {reader}(frame, SPEC.column)
     result = run(AnalysisSpec(TRUST_MODEL, SPEC), values, SecureSource())
@@ -70,7 +69,7 @@ if __name__ == "__main__":
 
 
 def protocol_script(spec: QuerySpec, public: dict[str, Any], trust_model: str, title: str,
-                    spec_lines: Any, doc_safe: Any, **common: Any) -> str:
+                    **common: Any) -> str:
     """The script's source text.
 
     Parameters
@@ -84,10 +83,6 @@ def protocol_script(spec: QuerySpec, public: dict[str, Any], trust_model: str, t
         ``"shuffle"`` or ``"distributed"``.
     title : str
         The trust model's title ("shuffle model", "secure aggregation").
-    spec_lines : callable
-        Writes a :class:`QuerySpec` as keyword lines (the central script's).
-    doc_safe : callable
-        Makes text safe inside the docstring.
     **common
         The script's common fields (release id, dataset, reader, …).
 
@@ -104,15 +99,8 @@ def protocol_script(spec: QuerySpec, public: dict[str, Any], trust_model: str, t
     sees = "; ".join(f"the {who} sees {what}" for who, what in
                      (parties.get("sees") or {}).items())
     trusted = "; ".join(parties.get("trusted") or [])
-    text = doc_safe(f"{title.capitalize()}: {sees}. Trusted: {trusted}.")
-    # Wrap the sentence at 88 columns: it sits in the docstring.
-    words, lines, line = text.split(), [], ""
-    for w in words:
-        if len(line) + len(w) + 1 > 88:
-            lines.append(line)
-            line = w
-        else:
-            line = f"{line} {w}".strip()
-    lines.append(line)
-    return _TEMPLATE.format(spec_lines=spec_lines(calibrated), trust_model=trust_model,
-                            title=title, parties="\n".join(lines), **common)
+    text = _doc_safe(f"{title.capitalize()}: {sees}. Trusted: {trusted}.")
+    # Wrapped at 88 columns: it sits in the docstring.
+    parties_doc = textwrap.fill(text, 88, break_long_words=False, break_on_hyphens=False)
+    return _TEMPLATE.format(spec_lines=_spec_lines(calibrated), trust_model=trust_model,
+                            title=title, parties=parties_doc, **common)

@@ -18,6 +18,7 @@ from typing import Any
 
 from dpstudio.engine.contribution import check_max_rows, person_relation
 from dpstudio.engine.queries import QuerySpec
+from dpstudio.export.script import NOTE_NOISE, SHA_CHECK, _doc_safe, _spec_lines
 
 __all__ = ["user_level_script"]
 
@@ -64,12 +65,7 @@ SPEC = QuerySpec(
 
 
 def main() -> int:
-    print("note: this draws fresh noise; publishing the output is a new release that is "
-          "not in the project ledger", file=sys.stderr)
-    if sha256_file(DATASET) != FINGERPRINT:
-        print(f"error: {{DATASET}} is not the dataset of release #{release_id} "
-              "(its SHA-256 differs)", file=sys.stderr)
-        return 2
+''' + NOTE_NOISE + SHA_CHECK + '''\
     frame = load_table(DATASET{header_arg})
     values = {reader}(frame, SPEC.column)
     ids = category_column(frame, IDENTIFIER)
@@ -85,8 +81,7 @@ if __name__ == "__main__":
 '''
 
 
-def user_level_script(spec: QuerySpec, contributions: dict[str, Any], spec_lines: str,
-                      doc_safe: Any, **common: Any) -> str:
+def user_level_script(spec: QuerySpec, contributions: dict[str, Any], **common: Any) -> str:
     """The source text of a user-level release's script.
 
     Parameters
@@ -95,10 +90,6 @@ def user_level_script(spec: QuerySpec, contributions: dict[str, Any], spec_lines
         The release's central count, sum, mean, variance or histogram (add-remove).
     contributions : dict
         ``{"identifier": column, "max_rows": k}``, as the manifest states them.
-    spec_lines : str
-        The spec as keyword-argument lines (``export.script``'s writer).
-    doc_safe : callable
-        Makes a text safe inside the script's docstring.
     **common
         The fields every release script names (release, dataset, ε, δ, reader…).
 
@@ -121,7 +112,7 @@ def user_level_script(spec: QuerySpec, contributions: dict[str, Any], spec_lines
         raise ValueError(str(exc)) from None
     names = sorted({"load_table", "sha256_file", "category_column", common["reader"]})
     return _USER_TEMPLATE.format(
-        spec_lines=spec_lines, identifier=identifier, max_rows=k,
+        spec_lines=_spec_lines(spec), identifier=identifier, max_rows=k,
         rows=f"{k} row{'s' if k != 1 else ''}",
-        identifier_repr=doc_safe(repr(identifier)), relation=person_relation(k),
+        identifier_repr=_doc_safe(repr(identifier)), relation=person_relation(k),
         data_imports=", ".join(names), **common)

@@ -15,6 +15,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from dpstudio.export.script import NOTE_NOISE, SHA_CHECK, warning
+
 __all__ = ["train_script"]
 
 _TEMPLATE = '''#!/usr/bin/env python3
@@ -23,11 +25,7 @@ _TEMPLATE = '''#!/usr/bin/env python3
 Generated {created_at} by DP Studio {version} for the dataset {dataset_name}
 (SHA-256 {fingerprint}). Method: {method}{variant_doc}.
 
-WARNING: running this script draws FRESH noise. Its output is a NEW differentially
-private release: publishing it spends epsilon = {epsilon!r} (delta = {delta!r}) again, and
-this spending is NOT recorded in the DP Studio project ledger. Use it to audit or repeat
-the procedure, and record any model you publish with `dpstudio release` instead.
-
+''' + warning(output="model") + '''
 Usage: python {script_name} [DATASET]   (default: the path below)
 """
 
@@ -53,12 +51,7 @@ TRAINING = dict(
 
 
 def main() -> int:
-    print("note: this draws fresh noise; publishing the output is a new release that is "
-          "not in the project ledger", file=sys.stderr)
-    if sha256_file(DATASET) != FINGERPRINT:
-        print(f"error: {{DATASET}} is not the dataset of release #{release_id} "
-              "(its SHA-256 differs)", file=sys.stderr)
-        return 2
+''' + NOTE_NOISE + SHA_CHECK + '''\
     analysis, _ = resolve_training(describe_training(**TRAINING), Schema.from_dict(SCHEMA))
     frame = load_table(DATASET{header_arg}, columns=training_column_names(analysis))
     result = run(analysis, training_columns(frame, analysis), SecureSource())

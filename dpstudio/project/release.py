@@ -103,6 +103,7 @@ from dpstudio.project.release_files import (
 )
 from dpstudio.project.release_parties import (
     noise_of,
+    protocol_charge,
     protocol_notes,
     public_of,
     resolve_release,
@@ -281,15 +282,7 @@ class ReleaseTransaction:
                                        state)
         if not path.is_file():
             raise ProjectError(f"dataset {spec.dataset}: no such file")
-        fingerprint = sha256_file(path)
-        if spec.fingerprint is not None and spec.fingerprint != fingerprint:
-            raise DatasetChangedError(
-                f"warning: {path.name} is not the dataset the spec names (SHA-256 "
-                f"{fingerprint[:12]}… is not {spec.fingerprint[:12]}…); refusing to release")
-        data = open_dataset(path, header=spec.header)
-        if sha256_file(path) != fingerprint:
-            raise DatasetChangedError(f"warning: {path.name} changed while it was being read; "
-                                      "refusing to release")
+        fingerprint, data = _read_file(path, spec.header, spec.fingerprint)
         # A dataset is its rows as parsed: the same rows re-encoded or reordered spend the
         # same budget (the byte hash still names the exact file, in the manifest).
         content = content_fingerprint(data.frame)
@@ -369,19 +362,8 @@ class ReleaseTransaction:
         """The rest of :meth:`_prepare`: budget, relation and accountant checked, the
         values read (in-process), the output folder."""
         query, model_bounds = analysis.query, analysis.feature_bounds
-        if record is not None or budget_of is not None:
-            # A version of a dataset spends (and is accounted like) the dataset it shares.
-            root = self.dataset(record.budget_root if record is not None else budget_of)
-            budget = (root.budget_epsilon, root.budget_delta)
-            relation, accountant = root.relation, root.accountant
-            schema = record.schema if record is not None else declared_schema
-        else:
-            budget, relation, accountant = self._registration(
-                spec.budget_epsilon, spec.budget_delta, None, spec.accountant, path.name)
-            schema = declared_schema
-        if spec.accountant is not None and spec.accountant != accountant:
-            raise ProjectError(f"{path.name} is accounted with the {accountant} accountant; the "
-                               f"spec asks for {spec.accountant}")
+        budget, relation, accountant, schema = _budget_root(
+            self, spec, path, record, budget_of, None, declared_schema)
         if model_bounds is not None and relation != "replace":
             raise ProjectError(f"{path.name} is budgeted under the {relation} relation; a model "
                                "release needs a dataset budgeted under replace (its noise "
@@ -405,6 +387,8 @@ class ReleaseTransaction:
         # The query's ε and δ are the engine's own (a local query's are its randomizer's,
         # see resolve_local_query); _charge checks them again against the result object.
         charge = acc.charge(query)
+        # A protocol's (ε, δ) is its plan's at the public n: what its engine object states.
+        charge = protocol_charge(analysis, rows_of(values, sums)) or charge
         planned = None if acc.name == "basic" else planned_loss(analysis)
         with self._db() as conn:
             of = record.id if record is not None else budget_of
@@ -600,6 +584,44 @@ class ReleaseTransaction:
 
 
 # ---------------------------------------------------------------------------- helpers
+
+
+def _read_file(path: Path, header: Any, named: str | None) -> tuple[str, Any]:
+    """``path`` hashed, read and hashed again: (its SHA-256, the dataset read). Refused
+    (DatasetChangedError) if it is not the file the spec ``named``, or changed while read."""
+    fingerprint = sha256_file(path)
+    if named is not None and named != fingerprint:
+        raise DatasetChangedError(
+            f"warning: {path.name} is not the dataset the spec names (SHA-256 "
+            f"{fingerprint[:12]}… is not {named[:12]}…); refusing to release")
+    data = open_dataset(path, header=header)
+    if sha256_file(path) != fingerprint:
+        raise DatasetChangedError(f"warning: {path.name} changed while it was being read; "
+                                  "refusing to release")
+    return fingerprint, data
+
+
+def _budget_root(project: Any, spec: Any, path: Path, record: DatasetRecord | None,
+                 budget_of: int | None, relation: str | None,
+                 declared_schema: dict[str, Any]) -> tuple[tuple[Decimal, Decimal], str, str,
+                                                           dict[str, Any]]:
+    """(budget, relation, accountant, schema) a release of ``path`` is checked against: a
+    version of a dataset spends (and is accounted like) the dataset it shares; a new one is
+    registered from the spec (``relation``: the one it asks for, None for the default).
+    ProjectError if the spec names another accountant than the dataset's."""
+    if record is not None or budget_of is not None:
+        root = project.dataset(record.budget_root if record is not None else budget_of)
+        budget = (root.budget_epsilon, root.budget_delta)
+        relation, accountant = root.relation, root.accountant
+        schema = record.schema if record is not None else declared_schema
+    else:
+        budget, relation, accountant = project._registration(
+            spec.budget_epsilon, spec.budget_delta, relation, spec.accountant, path.name)
+        schema = declared_schema
+    if spec.accountant is not None and spec.accountant != accountant:
+        raise ProjectError(f"{path.name} is accounted with the {accountant} accountant; the "
+                           f"spec asks for {spec.accountant}")
+    return budget, relation, accountant, schema
 
 
 def _check_budget(acc, budget: tuple[Decimal, Decimal], charges: list, losses: list,

@@ -189,13 +189,12 @@ def prepare_train(project: Any, spec: Any, out_dir: str | os.PathLike[str],
     import contextlib
 
     from dpstudio.analysis.training import resolve_training
-    from dpstudio.data.dataset import open_dataset
-    from dpstudio.data.fingerprint import content_fingerprint, sha256_file
+    from dpstudio.data.fingerprint import content_fingerprint
     from dpstudio.data.schema import Schema
     from dpstudio.execution.training_input import training_column_names, training_columns
     from dpstudio.project import release as rel
     from dpstudio.project.accountant import get_accountant
-    from dpstudio.project.errors import DatasetChangedError, SpecError
+    from dpstudio.project.errors import SpecError
     from dpstudio.project.identity import declared_dict
     from dpstudio.project.store import absolute
     from dpstudio.project.train_spec import train_analysis
@@ -211,15 +210,7 @@ def prepare_train(project: Any, spec: Any, out_dir: str | os.PathLike[str],
     if not path.is_file():
         raise ProjectError(f"dataset {spec.dataset}: no such file (a trained model is "
                            "released from one file)")
-    fingerprint = sha256_file(path)
-    if spec.fingerprint is not None and spec.fingerprint != fingerprint:
-        raise DatasetChangedError(
-            f"warning: {path.name} is not the dataset the spec names (SHA-256 "
-            f"{fingerprint[:12]}… is not {spec.fingerprint[:12]}…); refusing to release")
-    data = open_dataset(path, header=spec.header)
-    if sha256_file(path) != fingerprint:
-        raise DatasetChangedError(f"warning: {path.name} changed while it was being read; "
-                                  "refusing to release")
+    fingerprint, data = rel._read_file(path, spec.header, spec.fingerprint)
     content = content_fingerprint(data.frame)
     record, budget_of, notes = project._identify(path, fingerprint, content,
                                                  spec.share_budget_with,
@@ -254,18 +245,8 @@ def _settle(project: Any, spec: Any, analysis: AnalysisSpec, path: Path, fingerp
     from dpstudio.project.accountant import get_accountant
 
     query = analysis.query
-    if record is not None or budget_of is not None:
-        root = project.dataset(record.budget_root if record is not None else budget_of)
-        budget = (root.budget_epsilon, root.budget_delta)
-        relation, accountant = root.relation, root.accountant
-        schema = record.schema if record is not None else declared_schema
-    else:
-        budget, relation, accountant = project._registration(
-            spec.budget_epsilon, spec.budget_delta, None, spec.accountant, path.name)
-        schema = declared_schema
-    if spec.accountant is not None and spec.accountant != accountant:
-        raise ProjectError(f"{path.name} is accounted with the {accountant} accountant; the "
-                           f"spec asks for {spec.accountant}")
+    budget, relation, accountant, schema = rel._budget_root(
+        project, spec, path, record, budget_of, None, declared_schema)
     if query.relation != relation:
         method = analysis.training.method
         why = ("a DP-SGD or FedAvg guarantee bounds adding or removing one record"

@@ -74,6 +74,41 @@ def rows_of(values: Any, sums: Any) -> int | None:
     return int(n) if n is not None else None
 
 
+def protocol_charge(analysis: AnalysisSpec, rows: int | None) -> tuple[Any, Any] | None:
+    """A shuffle or secure-aggregation release's (ε, δ) as its protocol plans it for
+    ``rows`` users (public under the replace relation), or None for other releases.
+
+    The plan is what the release's engine object will state (the blanket's FMT21 bound can
+    be below the ε asked for), so the check, the confirmation, the budget gate and the
+    charge all read the same figure.
+
+    Parameters
+    ----------
+    analysis : AnalysisSpec
+        The resolved analysis.
+    rows : int or None
+        Users taking part.
+
+    Returns
+    -------
+    (Decimal, Decimal) or None
+    """
+    if rows is None or analysis.is_model or not is_protocol(analysis.trust_model):
+        return None
+    from dpstudio.analysis.dispatch import plan
+    from dpstudio.engine.accounting.budget import exact
+    from dpstudio.engine.errors import EngineError
+
+    try:
+        planned = plan(analysis, rows)
+    except EngineError:  # the release itself will refuse, in its own words
+        return None
+    eps, delta = getattr(planned, "epsilon", None), getattr(planned, "delta", None)
+    if eps is None or delta is None:
+        return None
+    return exact(float(eps)), exact(float(delta))
+
+
 def protocol_notes(analysis: AnalysisSpec | None, rows: int | None) -> list[str]:
     """What a protocol release's confirmation says before any noise: who sees what, and
     for a shuffled local randomizer each user's ε₀ beside the central ε (the protocol's

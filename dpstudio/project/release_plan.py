@@ -39,10 +39,9 @@ from dpstudio.analysis.plan_split import half_width
 from dpstudio.analysis.plan_user import bound_plan_rows, plan_identifier, run_bounded_statistic
 from dpstudio.analysis.resolve import reader_for
 from dpstudio.data.columns import category_column, require_column
-from dpstudio.data.dataset import open_dataset
-from dpstudio.data.fingerprint import content_fingerprint, sha256_file
+from dpstudio.data.fingerprint import content_fingerprint
 from dpstudio.data.schema import Schema
-from dpstudio.engine.accounting.budget import exact
+from dpstudio.engine.accounting.budget import as_float, exact
 from dpstudio.engine.accounting.loss import LossDescription
 from dpstudio.engine.contribution import person_relation
 from dpstudio.engine.errors import EngineError
@@ -52,7 +51,7 @@ from dpstudio.project import _chain
 from dpstudio.project._fs import tmp_name
 from dpstudio.project.accountant import get_accountant
 from dpstudio.project.analyst_copy import ReleasedRecord
-from dpstudio.project.errors import DatasetChangedError, LedgerTamperedError, ProjectError
+from dpstudio.project.errors import LedgerTamperedError, ProjectError
 from dpstudio.project.identity import declared_dict
 from dpstudio.project.ledger_loss import loss_json, release_loss
 from dpstudio.project.privacy_unit import check_unit
@@ -100,7 +99,7 @@ def _charge_of(plan: ReleasePlan, shares: list[tuple[float, float]]
 
 def _prepare(project: Any, spec: PlanSpec, out_dir: str | os.PathLike[str],
              create_out: bool) -> _PreparedPlan:
-    from dpstudio.project.release import _check_budget, _output_folder
+    from dpstudio.project.release import _budget_root, _check_budget, _output_folder, _read_file
 
     if spec.accountant is not None:
         get_accountant(spec.accountant)
@@ -108,15 +107,7 @@ def _prepare(project: Any, spec: PlanSpec, out_dir: str | os.PathLike[str],
     path = Path(absolute(spec.dataset))
     if not path.is_file():
         raise ProjectError(f"dataset {spec.dataset}: no such file (a plan reads one file)")
-    fingerprint = sha256_file(path)
-    if spec.fingerprint is not None and spec.fingerprint != fingerprint:
-        raise DatasetChangedError(
-            f"warning: {path.name} is not the dataset the spec names (SHA-256 "
-            f"{fingerprint[:12]}… is not {spec.fingerprint[:12]}…); refusing to release")
-    data = open_dataset(path, header=spec.header)
-    if sha256_file(path) != fingerprint:
-        raise DatasetChangedError(f"warning: {path.name} changed while it was being read; "
-                                  "refusing to release")
+    fingerprint, data = _read_file(path, spec.header, spec.fingerprint)
     content = content_fingerprint(data.frame)
     record, budget_of, notes = project._identify(path, fingerprint, content,
                                                  spec.share_budget_with, spec.separate_budget)
@@ -126,19 +117,9 @@ def _prepare(project: Any, spec: PlanSpec, out_dir: str | os.PathLike[str],
             declared = Schema.from_dict(record.schema)
         except Exception:  # noqa: BLE001 - an unreadable stored schema declares nothing
             declared = None
-    if record is not None or budget_of is not None:
-        root = project.dataset(record.budget_root if record is not None else budget_of)
-        budget = (root.budget_epsilon, root.budget_delta)
-        relation, accountant = root.relation, root.accountant
-        schema = record.schema if record is not None else declared_dict(data.declared)
-    else:
-        budget, relation, accountant = project._registration(
-            spec.budget_epsilon, spec.budget_delta,
-            spec.plan.relation if spec.relation_given else None, spec.accountant, path.name)
-        schema = declared_dict(data.declared)
-    if spec.accountant is not None and spec.accountant != accountant:
-        raise ProjectError(f"{path.name} is accounted with the {accountant} accountant; the "
-                           f"spec asks for {spec.accountant}")
+    budget, relation, accountant, schema = _budget_root(
+        project, spec, path, record, budget_of,
+        spec.plan.relation if spec.relation_given else None, declared_dict(data.declared))
     if spec.relation_given and spec.plan.relation != relation:
         raise ProjectError(f"{path.name} is budgeted under the {relation} relation; set "
                            f"relation = \"{relation}\" in the spec (ε under one relation "
@@ -339,7 +320,7 @@ def _charge(project: Any, prep: _PreparedPlan) -> tuple[int, str, list]:
         drawn = (sum((exact(s["epsilon"]) for s in stats), Decimal(0)),
                  sum((exact(s["delta"]) for s in stats), Decimal(0)))
         charge = (max(prep.charge[0], drawn[0]), max(prep.charge[1], drawn[1]))
-        loss = LossDescription("composed", epsilon=_up(charge[0]), delta=_up(charge[1]),
+        loss = LossDescription("composed", epsilon=as_float(charge[0]), delta=as_float(charge[1]),
                                parts=tuple(parts))
         if charge != prep.charge or acc.name != "basic":
             # What was drawn (a function of the spec, never of the noise) decides a tight
@@ -358,7 +339,8 @@ def _charge(project: Any, prep: _PreparedPlan) -> tuple[int, str, list]:
             budget_epsilon=prep.budget[0], budget_delta=prep.budget[1],
             plan=_plan_dict(prep), statistics=stats, formats=prep.spec.formats,
             report=prep.spec.report, script=prep.spec.script, header=prep.spec.header,
-            notes=list(prep.notes), identifier=prep.identifier, max_rows=prep.max_rows)
+            notes=list(prep.notes), identifier=prep.identifier, max_rows=prep.max_rows,
+            dataset_path=str(prep.path))
         files = render_plan_bundle(bundle)
         conn.executemany(
             "INSERT INTO release_files (release_id, name, role, sha256, bytes) VALUES "
@@ -372,12 +354,6 @@ def _charge(project: Any, prep: _PreparedPlan) -> tuple[int, str, list]:
                      (json.dumps(noise, allow_nan=False),
                       json.dumps(public, allow_nan=False, ensure_ascii=False), release_id))
     return release_id, uid, files
-
-
-def _up(d: Decimal) -> float:
-    """A float never below the exact decimal (a description never claims less)."""
-    f = float(d)
-    return math.nextafter(f, math.inf) if Decimal(repr(f)) < d else f
 
 
 def release_plan(project: Any, spec: PlanSpec, out_dir: str | os.PathLike[str],

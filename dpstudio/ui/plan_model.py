@@ -302,7 +302,12 @@ class PlanModel(QAbstractTableModel):
             return _num(err.delta, 3)
         if col == COL_ERROR:
             cell = " per cell" if r.get("by") or r["query"] == "histogram" else ""
-            return f"± {_num(err.half_width)}{cell}" if math.isfinite(err.half_width) else "—"
+            if not math.isfinite(err.half_width):
+                return "—"
+            # The clamping bias the data shows sits beside the noise's half-width (the
+            # analyst's figure; the plan never chooses ε from it).
+            bias = f", bias {_num(err.bias)}" if err.bias else ""
+            return f"± {_num(err.half_width)}{cell}{bias}"
         return err.note
 
     def _tip(self, r: dict[str, Any], err: ExpectedError | None, col: int) -> str | None:

@@ -298,7 +298,9 @@ class TradeoffPlot(pg.PlotWidget):
             legend["gdp"] = result.gdp.label
         a = result.attack
         if a is not None:
-            self._boxes.set_boxes(a.alpha_low, a.alpha_high, a.beta_low, a.beta_high)
+            best = frontier(a.alpha, a.beta)  # a box per point would cover the plot
+            self._boxes.set_boxes(a.alpha_low[best], a.alpha_high[best], a.beta_low[best],
+                                  a.beta_high[best])
             self._dots.setData(a.alpha, a.beta)
             self._attack = {"alpha": a.alpha, "beta": a.beta, "alpha_low": a.alpha_low,
                             "alpha_high": a.alpha_high, "beta_low": a.beta_low,
@@ -340,6 +342,32 @@ def _short_label(label: str) -> str:
     return re.sub(r"\s*\([^()]*\)", "", uncut_names(label)).strip() or label
 
 
+def frontier(alpha, beta) -> np.ndarray:
+    """Indices of the attack's best points: distinct (α, β) no other point beats in both.
+
+    A dominated or repeated point adds no box worth drawing: the attacker does at least as
+    well elsewhere, and with few trials many thresholds land on one point.
+
+    Parameters
+    ----------
+    alpha, beta : array_like
+        The points' type I and type II errors.
+
+    Returns
+    -------
+    numpy.ndarray
+        Indices into ``alpha`` (of the first of any repeated points), by α.
+    """
+    pts = np.column_stack([np.asarray(alpha, dtype=float), np.asarray(beta, dtype=float)])
+    _, first = np.unique(pts, axis=0, return_index=True)
+    first = np.sort(first)
+    p = pts[first]
+    le = np.all(p[None, :, :] <= p[:, None, :], axis=2)  # le[i, j]: j at least as good as i
+    beaten = np.any(le & ~np.eye(len(p), dtype=bool), axis=1)
+    keep = first[~beaten]
+    return keep[np.argsort(pts[keep, 0], kind="stable")]
+
+
 class _BoxesItem(QGraphicsPathItem):
     """Clopper–Pearson rectangles [α_lo, α_hi] × [β_lo, β_hi], one per attack point."""
 
@@ -359,6 +387,7 @@ class _BoxesItem(QGraphicsPathItem):
 
     def set_boxes(self, a_lo, a_hi, b_lo, b_hi) -> None:
         path = QPainterPath()
+        path.setFillRule(Qt.FillRule.WindingFill)  # overlaps shaded, not cut out
         for x0, x1, y0, y1 in zip(a_lo, a_hi, b_lo, b_hi, strict=True):
             path.addRect(QRectF(float(x0), float(y0), float(x1 - x0), float(y1 - y0)))
         self.setPath(path)

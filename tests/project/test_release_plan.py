@@ -113,6 +113,11 @@ def test_a_plan_is_one_charge_and_one_manifest(env):
                          capture_output=True, text=True, timeout=120)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.count("\n") == 3 and "mean score by ('region',)" in ran.stdout
+    # With no argument it reads the dataset at its path, from any working folder.
+    ran = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=120, cwd=script.parent)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.count("\n") == 3
     # The ledger keeps what was drawn: the composed description of the three parts.
     assert record.loss["mechanism"] == "composed" and len(record.loss["parts"]) == 3
 
@@ -195,3 +200,22 @@ def test_a_tight_ledger_composes_the_plan_parts(tmp_path):
     assert data.exists() and record.epsilon == Decimal("1.0")
     # Three Gaussian parts composed as privacy-loss distributions: well under their sum.
     assert spent["pld"][0] < spent["basic"][0] == Decimal("1.0")
+
+
+def test_a_plan_checks_its_file_and_accountant_as_a_release_does(env):
+    # The same refusals (release._read_file, release._budget_root) as a one-statistic
+    # release: another file than the spec names, then an accountant the dataset is not under.
+    folder, _, project = env
+    text = PLAN.format(epsilon=4.0, rows=ROWS)
+    (folder / "named.toml").write_text(f'fingerprint = "{"0" * 64}"\n' + text,
+                                       encoding="utf-8")
+    out = folder / "out"
+    with Project.open(project) as p:
+        with pytest.raises(ProjectError, match="is not the dataset the spec names"):
+            p.check(load_spec(folder / "named.toml"), out)
+        p.release(load_spec(_plan(folder)), out)
+        (folder / "zcdp.toml").write_text('accountant = "zcdp"\n' + text, encoding="utf-8")
+        with pytest.raises(ProjectError, match="accounted with the basic accountant; the "
+                                               "spec asks for zcdp"):
+            p.check(load_spec(folder / "zcdp.toml"), out)
+        assert len(p.ledger()) == 1

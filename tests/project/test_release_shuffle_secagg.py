@@ -20,10 +20,11 @@ import pytest
 from scipy import stats
 
 from dpstudio.analysis import AnalysisSpec, run
+from dpstudio.engine.errors import QueryError
 from dpstudio.engine.queries import QuerySpec
 from dpstudio.engine.rng import SimulationSource
 from dpstudio.export import verify_manifest
-from dpstudio.project import Project, ProjectError, SpecError, load_spec
+from dpstudio.project import Project, ProjectError, load_spec
 
 N = 2000  # users: enough for the blanket at ε = 0.5, δ = 1e-6 (γ < 1)
 DELTA = 1e-6
@@ -246,13 +247,26 @@ def test_check_says_who_sees_what_and_the_local_epsilon(env):
     assert "the analyzer sees the shuffled multiset" in notes
 
 
+@pytest.mark.parametrize("trust,mechanism", [("shuffle", "blanket"), ("shuffle", "cloak"),
+                                             ("distributed", "secagg_gaussian")])
+def test_the_check_states_the_charge_the_release_records(env, trust, mechanism):
+    # The confirmation shows check["epsilon"]: it must be what the ledger then records
+    # (the blanket's FMT21 bound is below the ε asked for, 0.2004 against 0.5).
+    tmp, _, project, _ = env
+    check = project.check(_spec(tmp, trust, mechanism, 0.5), tmp / "o")
+    record, _ = _release(env, trust, mechanism, 0.5)
+    assert (check["epsilon"], check["delta"]) == (record.epsilon, record.delta)
+
+
 def test_a_shuffled_krr_mean_is_refused_in_one_sentence(env):
     tmp, _, project, _ = env
     spec = _spec(tmp, "shuffle", "krr", 1.0, query="mean")
-    with pytest.raises((ProjectError, SpecError, Exception)) as info:
+    # The engine's own refusal (not any exception), before anything is charged.
+    with pytest.raises(QueryError, match="runs shuffled for a histogram") as info:
         project.release(spec, tmp / "o")
     message = str(info.value)
     assert "\n" not in message and "krr" in message.lower()
+    assert project.ledger() == [] and project.datasets() == []
 
 
 # ------------------------------------------------------------- the calibrated noise scale

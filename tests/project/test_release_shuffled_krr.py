@@ -13,9 +13,10 @@ import json
 import numpy as np
 import pytest
 
+from dpstudio.engine.errors import EngineError
 from dpstudio.engine.shuffle.amplification import largest_local_epsilon, shuffle_epsilon
 from dpstudio.export import verify_manifest
-from dpstudio.project import Project, load_spec
+from dpstudio.project import Project, ProjectError, load_spec
 
 N, DELTA = 3_000, 1e-6
 CATS = ["red", "green", "blue"]
@@ -127,7 +128,8 @@ def test_what_does_not_run_shuffled_is_refused_in_one_sentence(env):
     tmp, project, _ = env
     for spec, words in ((_spec(tmp, "hadamard"), "krr, sue, oue, olh"),
                         (_spec(tmp, "krr", query="count"), "histogram")):
-        with pytest.raises(Exception) as info:
+        with pytest.raises((EngineError, ProjectError)) as info:
             project.release(spec, tmp / "o")
         message = str(info.value)
+        assert project.ledger() == []  # refused before anything is charged
         assert "\n" not in message and words in message, message

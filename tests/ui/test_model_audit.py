@@ -174,3 +174,23 @@ def test_an_audit_above_the_claim_is_called_wrong():
         AuditOutcome(1000, claim, audit, {}))
     audit["epsilon_lower"] = 0.7
     assert "within the claimed ε = 1" in audit_words(AuditOutcome(1000, claim, audit, {}))
+
+
+def test_boxes_only_on_the_attacks_best_points(qtbot, view, survey):
+    """Few trainings: many thresholds share a point and most are beaten; a box for each
+    covered the plot. Every point stays a dot; boxes go on the distinct unbeaten ones."""
+    from dpstudio.ui.tradeoff_plot import frontier
+
+    _claimed(qtbot, view, _request(), survey)
+    _audit(qtbot, view, 8)
+    shown = view.plot.attack()
+    a, b = shown["alpha"], shown["beta"]
+    best = frontier(a, b)
+    drawn = view.plot._boxes.path().elementCount() // 5  # a rectangle: move + 4 lines
+    assert drawn == len(best) < len(a)
+    for i in range(len(a)):  # each point not boxed is repeated or beaten by a boxed one
+        if i not in best:
+            assert np.any((a[best] <= a[i]) & (b[best] <= b[i]))
+    for i in best:  # and no boxed point is beaten by any point
+        assert not np.any((a <= a[i]) & (b <= b[i]) & ((a < a[i]) | (b < b[i])))
+    assert list(frontier([0.1, 0.1, 0.2, 0.3], [0.5, 0.5, 0.6, 0.2])) == [0, 3]

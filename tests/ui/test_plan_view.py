@@ -121,6 +121,12 @@ def test_plan_end_to_end_split_errors_release_and_ledger(window, qtbot, tmp_path
         spec = model.plan.query_spec(i)
         assert h == pytest.approx(half_width(spec, bool(model.plan.statistics[i].by),
                                              model.plan.group_rows(i)))
+    # The error cell shows the clamping bias the data shows beside the noise's half-width.
+    from dpstudio.ui.plan_model import COL_ERROR
+
+    for i, err in enumerate(model.errors()):
+        text = model.index(i, COL_ERROR).data()
+        assert ("bias" in text) == bool(err is not None and err.bias), text
 
     # A weight typed in the table: more ε for the count, less for the others.
     _type_value(dialog, qtbot, 0, "3")

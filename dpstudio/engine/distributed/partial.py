@@ -32,7 +32,6 @@ from dpstudio.engine.distributed.secure_sum import (
     SecureSumMechanism,
     SecureSumResult,
     _mechanism,
-    _rescale,
 )
 from dpstudio.engine.errors import ParameterError, QueryError
 from dpstudio.engine.rng import Source
@@ -293,19 +292,10 @@ def finish_secure(total: SumPartial, plan: SecurePlan, source: Source,
             total.modulus != plan.modulus):
         raise QueryError(f"the partitions held {total.n} clients, not the {plan.n} the "
                          "noise was planned for (did the files change?); nothing released")
-    s, q = total.survivors, plan.modulus
-    center = s * mech.precision // 2
-    integer_sum = (total.total - center + q // 2) % q - q // 2 + center
-    out = mech.plan(plan.n, plan.dropouts, plan.query)
-    value = encoding.Encoded(np.zeros(0), plan.lower, plan.upper, mech.precision,
-                             0).decode_sum(integer_sum, s)
-    out.value = value / s if plan.query == "mean" else value
-    width = plan.upper - plan.lower
-    _rescale(out, width / s if plan.query == "mean" else width)
-    out.simulated = not source.is_secure
-    out.source = source.label
-    out.clamped, out.missing_count = total.clamped, total.missing
-    out.notes.append(encoding.MISSING_NOTE)
+    s = total.survivors
+    grid = encoding.Encoded(np.zeros(0), plan.lower, plan.upper, mech.precision,
+                            total.clamped, total.missing)
+    out = mech.decoded(plan.noise, total.total, s, grid, plan.query, source)
     out.notes.append(MASKS_NOTE)
     if plan.dropouts:
         out.notes.append(f"{plan.dropouts} clients dropped out after masking (up to "

@@ -307,6 +307,46 @@ class SecureSumMechanism:
         self.check_dropouts(plan, dropouts)
         return self._report(plan, int(n) - int(dropouts), query)
 
+    def decoded(self, plan: NoisePlan, total: int, survivors: int, enc: encoding.Encoded,
+                query: str, source: Source) -> SecureSumResult:
+        """The server's decoding of the survivors' sum modulo q, in value units.
+
+        Parameters
+        ----------
+        plan : NoisePlan
+            The noise planned for every client.
+        total : int
+            The survivors' noisy integers summed modulo q = 2^b.
+        survivors : int
+            Clients in that sum.
+        enc : Encoded
+            The bounds and grid (its clamped and missing counts are reported; its steps
+            are not read).
+        query : str
+            ``"sum"`` or ``"mean"``.
+        source : Source
+            The random source (a seeded one marks the result simulated).
+
+        Returns
+        -------
+        SecureSumResult
+        """
+        s, q = int(survivors), 1 << plan.modulus_bits
+        # The true sum lies in [0, s·p]: the residue's representative nearest its middle.
+        center = s * self.precision // 2
+        integer_sum = (int(total) - center + q // 2) % q - q // 2 + center
+        out = self._report(plan, s, query)
+        width = enc.upper - enc.lower
+        total_value = enc.decode_sum(integer_sum, s)
+        out.value = total_value / s if query == "mean" else total_value
+        _rescale(out, width / s if query == "mean" else width)
+        out.simulated = not source.is_secure
+        out.source = source.label
+        out.clamped, out.missing_count = enc.clamped, enc.missing
+        # Unconditional: a note that appeared only when values are missing would say so.
+        out.notes.append(encoding.MISSING_NOTE)
+        return out
+
     # ----------------------------------------------------------------------- running
 
     def run(self, values, bounds, source: Source, dropouts: int = 0, query: str = "sum",
@@ -364,19 +404,7 @@ class SecureSumMechanism:
             state.progress(_PREPARED, "noise shares drawn")
         total = int(session.aggregate(noisy, survivors, scaled(state, _PREPARED, 1.0))[0])
         s = survivors.size
-        q = session.modulus
-        center = s * self.precision // 2
-        integer_sum = (total - center + q // 2) % q - q // 2 + center
-        out = self._report(plan, s, query)
-        width = enc.upper - enc.lower
-        total_value = enc.decode_sum(integer_sum, s)
-        out.value = total_value / s if query == "mean" else total_value
-        _rescale(out, width / s if query == "mean" else width)
-        out.simulated = not source.is_secure
-        out.source = source.label
-        out.clamped, out.missing_count = enc.clamped, enc.missing
-        # Unconditional: a note that appeared only when values are missing would say so.
-        out.notes.append(encoding.MISSING_NOTE)
+        out = self.decoded(plan, total, s, enc, query, source)
         if session.graph == "harary":
             out.notes.append(
                 f"masks over a random {session.degree}-regular graph (Bell et al. 2020), not "

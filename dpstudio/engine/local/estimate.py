@@ -10,13 +10,45 @@ from typing import Any
 
 import numpy as np
 
-from dpstudio.engine.local.base import MeanOracle, postprocess_counts
+from dpstudio.engine.errors import QueryError
+from dpstudio.engine.local.base import POSTPROCESS, MeanOracle, postprocess_counts
 from dpstudio.engine.local.collect import Collected
 from dpstudio.engine.local.result import LocalResult
 from dpstudio.engine.rng import Source
+from dpstudio.engine.special import ndtri
 from dpstudio.jobs import State, check
 
-__all__ = ["histogram_result", "mean_result", "result_fields"]
+__all__ = ["histogram_result", "interval_z", "mean_result", "result_fields"]
+
+
+def interval_z(postprocess: str, confidence: float) -> float:
+    """Check the estimate's options, before anything is drawn; the intervals' normal
+    quantile (for :func:`~dpstudio.engine.local.run_local` and an estimate from
+    aggregated reports, :mod:`~dpstudio.engine.local.partial`).
+
+    Parameters
+    ----------
+    postprocess : str
+        One of :data:`~dpstudio.engine.local.base.POSTPROCESS`.
+    confidence : float
+        The intervals' level, in (0, 1).
+
+    Returns
+    -------
+    float
+        z with P(|N(0, 1)| ≤ z) = ``confidence``.
+
+    Raises
+    ------
+    QueryError
+        For another ``postprocess`` or a level outside (0, 1).
+    """
+    if postprocess not in POSTPROCESS:
+        raise QueryError(f"postprocess must be one of {', '.join(POSTPROCESS)}; "
+                         f"got {postprocess!r}")
+    if not 0.0 < float(confidence) < 1.0:
+        raise QueryError(f"confidence must lie strictly between 0 and 1, got {confidence}")
+    return float(-ndtri((1.0 - confidence) / 2.0))
 
 
 def result_fields(got: Collected, source: Source, postprocess: str, confidence: float

@@ -456,8 +456,7 @@ class DuchiMean(MeanOracle):
         r = np.asarray(reports)
         if r.size == 0:
             raise QueryError("no reports to estimate from")
-        z = self.B * (2.0 * r.sum() / (r.size if n is None else n) - 1.0)  # mean of ±B
-        return self.lower + (self.upper - self.lower) * (z + 1.0) / 2.0
+        return self.estimate_from_ones(int(r.sum()), r.size if n is None else n)
 
     def estimate_from_ones(self, ones: int, n: int) -> float:
         """:meth:`estimate` from the number of ``+B`` bits (added over partitions).
@@ -480,7 +479,7 @@ class DuchiMean(MeanOracle):
         """
         if int(n) <= 0:
             raise QueryError("no reports to estimate from")
-        z = self.B * (2.0 * int(ones) / int(n) - 1.0)
+        z = self.B * (2.0 * int(ones) / int(n) - 1.0)  # mean of ±B
         return self.lower + (self.upper - self.lower) * (z + 1.0) / 2.0
 
     def sample_estimates(self, tally: ValueTally, reps: int, source) -> np.ndarray:

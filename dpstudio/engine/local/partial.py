@@ -32,7 +32,6 @@ from typing import Any
 import numpy as np
 
 from dpstudio.engine.errors import QueryError
-from dpstudio.engine.local.base import POSTPROCESS
 from dpstudio.engine.local.cms import CountMeanSketch
 from dpstudio.engine.local.mean import DuchiMean
 from dpstudio.engine.local.respond import (
@@ -338,17 +337,13 @@ def estimate_local(total: LocalPartial, plan: LocalPlan, source: Source, *,
         Collected,
         histogram_note,
         histogram_result,
+        interval_z,
         mean_note,
         mean_result,
         result_fields,
     )
-    from dpstudio.engine.special import ndtri
 
-    if postprocess not in POSTPROCESS:
-        raise QueryError(f"postprocess must be one of {', '.join(POSTPROCESS)}; "
-                         f"got {postprocess!r}")
-    if not 0.0 < float(confidence) < 1.0:
-        raise QueryError(f"confidence must lie strictly between 0 and 1, got {confidence}")
+    z = interval_z(postprocess, confidence)
     if (total.mechanism, total.query, len(total.counts)) != (plan.mechanism, plan.query,
                                                              plan.size):
         raise QueryError("the aggregate is not of this protocol")
@@ -356,7 +351,6 @@ def estimate_local(total: LocalPartial, plan: LocalPlan, source: Source, *,
         raise QueryError("the column is empty")
     oracle, n = plan.oracle(), int(total.n)
     counts = np.asarray(total.counts, dtype=np.int64)
-    z = float(-ndtri((1.0 - confidence) / 2.0))
     if plan.query == "mean":
         got = Collected(plan.mechanism, "mean", oracle, None, n, np.zeros(0),
                         clamped=total.clamped, missing=total.missing,

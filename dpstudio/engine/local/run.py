@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpstudio.engine.errors import QueryError
-from dpstudio.engine.local.base import POSTPROCESS
 from dpstudio.engine.local.collect import (  # noqa: F401 - re-exported (partial.py)
     Collected,
     _build_histogram,
@@ -26,12 +24,12 @@ from dpstudio.engine.local.estimate import (
     _histogram,
     _mean,
     histogram_result,
+    interval_z,
     mean_result,
     result_fields,
 )
 from dpstudio.engine.local.result import LocalResult
 from dpstudio.engine.rng import Source
-from dpstudio.engine.special import ndtri
 from dpstudio.jobs import State, check, scaled
 
 __all__ = ["Collected", "LocalResult", "collect_reports", "histogram_note", "histogram_result",
@@ -97,18 +95,13 @@ def run_local(values, info_name: str, params: dict[str, Any] | None = None, *,
     Cancelled
         If ``state`` is cancelled.
     """
-    if postprocess not in POSTPROCESS:
-        raise QueryError(f"postprocess must be one of {', '.join(POSTPROCESS)}; "
-                         f"got {postprocess!r}")
-    if not 0.0 < float(confidence) < 1.0:
-        raise QueryError(f"confidence must lie strictly between 0 and 1, got {confidence}")
+    z = interval_z(postprocess, confidence)
     check(state)
     got = collect_reports(values, info_name, params, query=query, categories=categories,
                           bounds=bounds, source=source)
     if state is not None:
         state.progress(0.5, "reports collected")
     check(state)
-    z = float(-ndtri((1.0 - confidence) / 2.0))
     common = result_fields(got, source, postprocess, confidence)
     estimate = {"mean": _mean, "heavy_hitters": _heavy_hitters,
                 "histogram": _histogram}[got.query]

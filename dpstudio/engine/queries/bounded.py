@@ -13,14 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpstudio.engine.contribution import (
-    _check_spec,
-    _histogram,
-    _numeric,
-    check_max_rows,
-    person_relation,
-)
-from dpstudio.engine.errors import QueryError
+from dpstudio.engine.contribution import _check_spec, _release_kept, check_max_rows
 from dpstudio.engine.queries.result import Release
 from dpstudio.engine.queries.spec import QuerySpec
 from dpstudio.engine.rng import Source
@@ -58,19 +51,4 @@ def run_bounded(kept: np.ndarray, spec: QuerySpec, max_rows: int, source: Source
     spec = spec.validated()
     _check_spec(spec)
     k = check_max_rows(max_rows)
-    kept = np.asarray(kept)
-    if kept.size == 0:
-        raise QueryError("no row has an identifier: nothing to release per person")
-    out = _histogram(kept, spec, k, source) if spec.query == "histogram" else _numeric(
-        kept, spec, k, source)
-    out.relation = person_relation(k)
-    out.notes = [f"neighbouring datasets differ by one person's rows: each person's rows "
-                 f"beyond {k} (declared) were dropped at random once for the whole plan, "
-                 f"rows without an identifier left out, and every sensitivity is {k} × a "
-                 "row's"] + out.notes
-    out.simulated = not source.is_secure
-    out.source = source.label
-    out.column = spec.column
-    if not out.missing:
-        out.missing = {"treatment": spec.missing}
-    return out
+    return _release_kept(np.asarray(kept), spec, k, source, "once for the whole plan")

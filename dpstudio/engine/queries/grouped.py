@@ -138,13 +138,15 @@ def grouped_sensitivities(spec: QuerySpec, max_rows: int = 1
 
 
 def _max_rows(spec: QuerySpec, max_rows: int) -> int:
-    """k, checked: a whole number ≥ 1; above 1 only under add-remove."""
-    if isinstance(max_rows, bool) or not isinstance(max_rows, int | np.integer) or max_rows < 1:
-        raise QueryError(f"max_rows must be a whole number of rows ≥ 1, not {max_rows!r}")
-    if max_rows > 1 and spec.relation != "add-remove":
+    """k, checked (:func:`~dpstudio.engine.contribution.check_max_rows`); above 1 only
+    under add-remove."""
+    from dpstudio.engine.contribution import check_max_rows
+
+    k = check_max_rows(max_rows)
+    if k > 1 and spec.relation != "add-remove":
         raise QueryError("a user-level release bounds adding or removing one person's rows: "
                          "use relation add-remove")
-    return int(max_rows)
+    return k
 
 
 def grouped_noises(spec: QuerySpec, max_rows: int = 1) -> dict[str, IntegerNoise]:
@@ -174,13 +176,11 @@ def grouped_noises(spec: QuerySpec, max_rows: int = 1) -> dict[str, IntegerNoise
         raise QueryError(f"a {spec.query} cannot be grouped (count, sum or mean)")
     m = _max_rows(spec, max_rows)
     parts = _parts(spec)
-    k = len(parts)
     fam = _family(spec)
-    coords = 2 if spec.relation == "replace" else 1
-    eps, dlt = spec.epsilon / k, spec.delta / k
+    eps, dlt = spec.epsilon / len(parts), spec.delta / len(parts)
     out = {}
-    for name, lo, hi in parts:
-        sens = m * _cell_sensitivity(lo, hi, spec.relation, spec.missing)
+    for (name, lo, hi), (_, sens, coords) in zip(parts, grouped_sensitivities(spec, m),
+                                                 strict=True):
         if sens == 0:
             raise QueryError("the declared bounds give this statistic zero sensitivity")
         grid = fam.grid(sens, eps, dlt, coords)
@@ -348,7 +348,7 @@ def _post(spec: QuerySpec, noisy: dict[str, np.ndarray]) -> np.ndarray:
     return np.clip(noisy["sum"] / np.maximum(noisy["count"], 1.0), lo, hi)
 
 
-def _check(spec: QuerySpec, keys: tuple[tuple[str, ...], ...]) -> QuerySpec:
+def _check(spec: QuerySpec) -> QuerySpec:
     spec = spec.validated()
     if spec.query not in GROUPED_QUERIES:
         raise QueryError(f"a {spec.query} cannot be grouped (count, sum or mean)")
@@ -388,7 +388,7 @@ def grouped_release(values: np.ndarray, key_values: list[np.ndarray],
     QueryError, ParameterError
         For an invalid spec, keys, or a column that cannot answer it.
     """
-    spec = _check(spec, keys)
+    spec = _check(spec)
     cells = grouped_cells(keys)
     if len(key_values) != len(keys):
         raise QueryError("give one key column per declared key list")
@@ -458,7 +458,7 @@ def simulate_grouped(values: np.ndarray, key_values: list[np.ndarray],
     QueryError, ParameterError
         As :func:`grouped_release`.
     """
-    spec = _check(spec, keys)
+    spec = _check(spec)
     cells = len(grouped_cells(keys))
     noises = grouped_noises(spec, max_rows)
     codes = _cell_codes(key_values, keys)

@@ -51,10 +51,16 @@ def _missing_notes(spec: QuerySpec, plan: _Plan) -> tuple[dict[str, Any], list[s
     return field_, [note]
 
 
-def _numeric_release(values: np.ndarray, spec: QuerySpec, source: Source) -> Release:
+def _numeric_release(values: np.ndarray, spec: QuerySpec, source: Source,
+                     max_rows: int = 1) -> Release:
+    """One release of the plan's noisy sums; ``max_rows`` = k scales every sensitivity
+    (a user-level release, add-remove; 1: row-level)."""
     plan = _plan(values, spec)
-    noisy, noises = _noisy_sums(plan, _family(spec), spec, source, 1)
-    return _release_from_noisy(plan, noisy, noises, spec)
+    noisy, noises = _noisy_sums(plan, _family(spec), spec, source, 1, max_rows)
+    out = _release_from_noisy(plan, noisy, noises, spec)
+    if max_rows != 1:
+        out.sensitivity = max_rows * plan.sensitivity
+    return out
 
 
 def _release_from_noisy(plan: _Plan, noisy: dict[str, np.ndarray],

@@ -137,15 +137,17 @@ class _Plan:
 
 
 def _noisy_sums(plan: _Plan, family: NoiseFamily, spec: QuerySpec, source: Source,
-                size: int) -> tuple[dict[str, np.ndarray], dict[str, IntegerNoise]]:
+                size: int, max_rows: int = 1
+                ) -> tuple[dict[str, np.ndarray], dict[str, IntegerNoise]]:
     """``size`` noisy draws of each bounded sum; the budget split evenly (basic composition).
 
     Each draw rounds the records to the grid afresh (:func:`_rounded_sums`), so repeated
-    draws have exactly the release's distribution.
+    draws have exactly the release's distribution. ``max_rows`` = k > 1 (a user-level
+    release, add-remove): every sensitivity is k × a row's.
     """
     values, noises = {}, {}
     for part in plan.sums:
-        grid, noise = _sum_noise(part.lo, part.hi, len(plan.sums), family, spec)
+        grid, noise = _sum_noise(part.lo, part.hi, len(plan.sums), family, spec, max_rows)
         _check_exact(part.lo, part.hi, grid, part.values.size)
         sums, _, _ = _rounded_sums(part.values, part.lo, part.hi, grid, source, size)
         values[part.name] = (sums + noise.sample(size, source)) * grid
@@ -153,18 +155,19 @@ def _noisy_sums(plan: _Plan, family: NoiseFamily, spec: QuerySpec, source: Sourc
     return values, noises
 
 
-def _sum_noise(lo: float, hi: float, parts: int, family: NoiseFamily, spec: QuerySpec
-               ) -> tuple[float, IntegerNoise]:
+def _sum_noise(lo: float, hi: float, parts: int, family: NoiseFamily, spec: QuerySpec,
+               max_rows: int = 1) -> tuple[float, IntegerNoise]:
     """The grid of one bounded sum in [lo, hi] and its calibrated integer noise, from the
-    spec alone (the budget split evenly over ``parts`` sums: basic composition)."""
+    spec alone (the budget split evenly over ``parts`` sums: basic composition); every
+    sensitivity × ``max_rows`` (k of a user-level release; 1: row-level)."""
     eps, dlt = spec.epsilon / parts, spec.delta / parts
-    sens = sum_sensitivity(lo, hi, spec.relation, spec.missing)
+    sens = max_rows * sum_sensitivity(lo, hi, spec.relation, spec.missing)
     if sens == 0:
         raise QueryError("the declared bounds give this statistic zero sensitivity")
     grid = family.grid(sens, eps, dlt)
     lo_s, hi_s = math.floor(lo / grid), math.ceil(hi / grid)
-    noise = family.calibrate(_step_sensitivity(lo_s, hi_s, spec.relation, spec.missing),
-                             grid, eps, dlt)
+    steps = max_rows * _step_sensitivity(lo_s, hi_s, spec.relation, spec.missing)
+    noise = family.calibrate(steps, grid, eps, dlt)
     return grid, noise
 
 

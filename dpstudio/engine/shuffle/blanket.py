@@ -300,5 +300,24 @@ def blanket_analyze(messages: np.ndarray, params: BlanketParameters) -> float:
         The debiased estimate of the sum of the users' values.
     """
     y = np.asarray(messages, dtype=np.int64)
-    n = y.size
-    return (float(y.sum()) / params.k - params.gamma * n / 2.0) / (1.0 - params.gamma)
+    return blanket_debias(int(y.sum(dtype=np.int64)), y.size, params)
+
+
+def blanket_debias(message_sum: int, n: int, params: BlanketParameters) -> float:
+    """Ŝ on the [0, 1] scale from the sum of the n messages alone (what partitions add).
+
+    Parameters
+    ----------
+    message_sum : int
+        The sum of the n messages (levels in {0, …, k}).
+    n : int
+        The number of messages.
+    params : BlanketParameters
+        The protocol's settings.
+
+    Returns
+    -------
+    float
+        The debiased estimate of the sum of the users' values.
+    """
+    return (float(message_sum) / params.k - params.gamma * n / 2.0) / (1.0 - params.gamma)

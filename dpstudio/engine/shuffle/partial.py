@@ -199,9 +199,7 @@ def finish_shuffle(total: SumPartial, plan: ShufflePlan, source: Source,
         value = encoding.Encoded(np.zeros(0), lo, hi, proto.precision,
                                  0).decode_sum(integer_sum, n)
     else:
-        k, gamma = plan.parameters.k, plan.parameters.gamma
-        # blanket_analyze's debiasing, from the messages' sum alone.
-        estimate = (float(total.total) / k - gamma * n / 2.0) / (1.0 - gamma)
+        estimate = blanket.blanket_debias(total.total, n, plan.parameters)
         value = n * lo + (hi - lo) * estimate
     out = _finish(proto.plan(n, plan.query), value, hi - lo, n, total.clamped, source,
                   plan.query, total.missing)

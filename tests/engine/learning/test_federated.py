@@ -76,28 +76,32 @@ def test_fedavg_without_privacy_is_within_two_points_of_centralized_training(fed
     assert res.epsilon == math.inf and res.per_round is None and res.accountant == "none"
 
 
+SEEDS8 = tuple(range(8))
+
+
 def test_secagg_matches_central_dpsgd_and_local_is_visibly_worse(fed):
-    # At ε = 0.1 (δ = 1e-5), 3 seeds each; central DP-SGD at the same rate and steps.
+    # At ε = 0.1 (δ = 1e-5), 8 seeds each; central DP-SGD at the same rate and steps.
     # Since issue 13 every site samples at the declared q (0.053), where local used to be
     # calibrated at the smallest site's rate B/mᵢ (0.28): local pays only its √k more
     # noise now, so the gap shows at a smaller ε than the 0.5 this test used. Over 8 seeds
     # the accuracy's s.d. is 0.7 points (central, secagg), 1.7 (cape), 2.7 (local); the
-    # mean gap local − secagg is −4.3 points.
+    # mean gap local − secagg is −4.3 points. Eight seeds (a second in all) put the
+    # means' s.e. at 0.6 points for cape, so its margin stays the 1.5 points it had.
     X, y, sites, model, acc = fed
     q = FIT["batch_rate"]
     steps = FIT["rounds"] * FIT["local_steps"]
     plan = plan_dpsgd(model.dimension, q, steps, 1.0, DELTA, epsilon=0.1,
                       learning_rate=FIT["lr"])
     central = np.mean([acc(simulate_dpsgd(model, X, y, plan, SimulationSource(s)).theta)
-                       for s in range(3)])
-    secagg = _mean_accuracy(fed, "secagg", 0.1)
-    local = _mean_accuracy(fed, "local", 0.1)
-    cape = _mean_accuracy(fed, "cape", 0.1)
+                       for s in SEEDS8])
+    secagg = _mean_accuracy(fed, "secagg", 0.1, seeds=SEEDS8)
+    local = _mean_accuracy(fed, "local", 0.1, seeds=SEEDS8)
+    cape = _mean_accuracy(fed, "cape", 0.1, seeds=SEEDS8)
     assert abs(secagg - central) <= 0.015, (secagg, central)  # stated margin: 1.5 points
     assert local <= secagg - 0.03, (local, secagg)  # local: ≥ 3 points worse
-    assert abs(cape - secagg) <= 0.025, (cape, secagg)  # 2.5 points (its larger s.d.)
+    assert abs(cape - secagg) <= 0.015, (cape, secagg)
     # and local improves with ε (the noise, not the method, is what costs)
-    assert _mean_accuracy(fed, "local", 4.0) > local + 0.03
+    assert _mean_accuracy(fed, "local", 4.0, seeds=SEEDS8) > local + 0.03
 
 
 def test_reported_epsilon_is_the_accountants_for_the_run(fed):
