@@ -75,6 +75,13 @@ class Param:
     shown_high: float | None = None
 
     @property
+    def auto_at_zero(self) -> bool:
+        """Whether 0 asks the mechanism to choose the value itself: the range starts at 0,
+        the default is 0 and the help says what 0 does ("0 chooses k for the least
+        error"). Forms and release summaries show "auto" for it, not a meaningless 0."""
+        return self.low == 0 and self.default == 0 and "0" in self.help
+
+    @property
     def shown_range(self) -> tuple[float, float]:
         """The (low, high) a slider or spin box offers: the shown range within the valid one.
 

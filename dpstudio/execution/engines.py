@@ -33,6 +33,9 @@ INSTALL_HINT = "pip install 'dpstudio[dask]'"
 #: Whether a local cluster's workers are processes (parallel numpy and parsing on every
 #: core) or threads of this process (tests: quick to start, nothing left behind).
 LOCAL_PROCESSES = True
+#: How long closing a local cluster may take before it is left to the interpreter's exit (a
+#: worker stuck in a task would otherwise hold the caller, and the window, for ever).
+CLOSE_SECONDS = 60.0
 
 
 class ExecutionError(DataError):
@@ -193,4 +196,5 @@ def dask_cluster(scheduler: str | None = None, *, processes: bool | None = None,
             with contextlib.suppress(Exception):  # a lost scheduler: nothing left to tell
                 client.close()
         if cluster is not None:
-            cluster.close()
+            with contextlib.suppress(TimeoutError):  # asyncio's too (3.11)
+                cluster.close(timeout=CLOSE_SECONDS)

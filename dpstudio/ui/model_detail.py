@@ -113,6 +113,8 @@ class ModelDetailView(QWidget):
         self.note = QLabel(self)
         self.note.setWordWrap(True)
         self.confusion_title = QLabel(self)
+        # Wrapped: one long line held the whole tab's minimum width above 540 px.
+        self.confusion_title.setWordWrap(True)
         self.confusion = QTableWidget(2, 2, self)
         self.confusion.setHorizontalHeaderLabels(["predicted no", "predicted yes"])
         self.confusion.setVerticalHeaderLabels(["actual no", "actual yes"])

@@ -141,7 +141,12 @@ class ModelReleaseDialog(QDialog):
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setMinimumWidth(560)
-        from dpstudio.ui.project_dialogs import REAL_RELEASE, REAL_RELEASE_MORE, WARNING_STYLE
+        from dpstudio.ui.project_dialogs import (
+            REAL_RELEASE,
+            REAL_RELEASE_MORE,
+            WARNING_STYLE,
+            fit_height,
+        )
 
         self.setWindowTitle(f"Release a model of {spec.query.column} — a real release")
         dataset = check.get("dataset") or Path(spec.dataset).name
@@ -184,7 +189,7 @@ class ModelReleaseDialog(QDialog):
                             "project with this budget, and its SHA-256 recorded.")
         self.held_out = QLabel(HELD_OUT_TEXT, self)
         self.held_out.setWordWrap(True)
-        self.notes = QLabel("\n".join(notes), self)
+        self.notes = QLabel("\n".join(f"• {n}" for n in notes), self)
         self.notes.setWordWrap(True)
         self.notes.setVisible(bool(notes))
         out = QGroupBox("Output", self)
@@ -210,6 +215,7 @@ class ModelReleaseDialog(QDialog):
         col = QVBoxLayout(self)
         for w in (banner, box, cost, self.held_out, self.notes, out, buttons):
             col.addWidget(w)
+        fit_height(self)
 
     def values(self) -> dict[str, Any]:
         """The output options chosen."""

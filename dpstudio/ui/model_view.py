@@ -135,7 +135,8 @@ class ModelView(QWidget):
         self.metric_box.setToolTip("What the curves show, measured on held-out rows without "
                                    "noise (for the analyst, not for publication).")
         top.addWidget(self.view_box)
-        top.addWidget(QLabel("Show", right))
+        self.metric_label = QLabel("Show", right)
+        top.addWidget(self.metric_label)
         top.addWidget(self.metric_box)
         top.addWidget(self.way_label)
         top.addWidget(self.way_box)
@@ -190,7 +191,7 @@ class ModelView(QWidget):
         self.status.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         col.addWidget(self.status)
 
-        # The plot side scrolls sideways below ~460 px rather than raising the window's
+        # The plot side scrolls sideways below ~360 px rather than raising the window's
         # minimum width (a wider centre tabifies the docks): at 1400 px it never does.
         right_scroll = QScrollArea(self)
         right_scroll.setWidgetResizable(True)
@@ -215,6 +216,7 @@ class ModelView(QWidget):
         self.form.changed.connect(self._later)
         self.form.changed.connect(self._remember)
         self.view_box.currentIndexChanged.connect(self._view_changed)
+        self._view_changed(self.view_box.currentIndex())  # which combos the view uses
         self.way_box.currentIndexChanged.connect(lambda _i: self._way_changed())
         self.metric_box.currentIndexChanged.connect(self._metric_changed)
         self.cancel_button.clicked.connect(self.cancel)
@@ -364,7 +366,11 @@ class ModelView(QWidget):
 
     def _view_changed(self, index: int) -> None:
         self.stack.setCurrentIndex(index)
-        self.metric_box.setEnabled(index in (0, 1))
+        # The metric applies to the curves, the way to one model: only one pair is shown,
+        # which also keeps the row narrow enough for the plot side at 1400 px with both
+        # docks open.
+        for w in (self.metric_label, self.metric_box):
+            w.setVisible(index not in _ONE_WAY)
         for w in (self.way_label, self.way_box):
             w.setVisible(index in _ONE_WAY)
         if index == VIEWS.index("Membership attack"):

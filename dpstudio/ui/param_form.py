@@ -44,10 +44,6 @@ def _label(p: Param) -> str:
     return f"{text} ({p.unit})" if p.unit else text
 
 
-def _auto_at_zero(p: Param) -> bool:
-    return p.low == 0 and p.default == 0 and "0" in p.help
-
-
 class ParamForm(QWidget):
     """One row per parameter; ``value_changed(name, value)`` for each valid edit.
 
@@ -183,7 +179,7 @@ class ParamForm(QWidget):
             combo.setCurrentText(str(value))
             combo.currentTextChanged.connect(lambda v, p=p: self._emit(p, v))
             return combo, "combo"
-        zero = "auto" if _auto_at_zero(p) else ""
+        zero = "auto" if p.auto_at_zero else ""
         if p.kind == "int":
             spin = WholeSpinBox(self, zero_text=zero)
             # The arrows offer the valid range; a typed number out of it is refused.

@@ -136,7 +136,10 @@ def describe_query(spec: Any) -> list[tuple[str, str]]:
         domain.append(f"{spec.bins} bins")
     if spec.quantile is not None:
         domain.append(f"quantile q = {spec.quantile:g}")
-    domain += [f"{k} = {v}" for k, v in sorted(spec.params.items())]
+    # A 0 that asks the mechanism to choose (the blanket's precision k) reads "auto".
+    auto = {p.name for p in info.params if p.auto_at_zero}
+    domain += [f"{k} = {'auto' if k in auto and v == 0 else v}"
+               for k, v in sorted(spec.params.items())]
     domain.append(f"{spec.confidence:.0%} intervals")
     domain.append(f"neighbours: {spec.relation}")
     rows.append(("Parameters", "; ".join(domain)))
@@ -332,7 +335,8 @@ class ReleaseDialog(QDialog):
             notes.insert(0, f"First release of {dataset}: it will be registered in the "
                             f"project with this budget, and its SHA-256 recorded (a changed "
                             f"file is refused later).")
-        self.notes_label = _muted("\n".join(notes), self)
+        # One bullet a note: several notes run together as one paragraph otherwise.
+        self.notes_label = _muted("\n".join(f"• {n}" for n in notes), self)
         self.notes_label.setVisible(bool(notes))
 
         out = QGroupBox("Output", self)
@@ -391,6 +395,7 @@ class ReleaseDialog(QDialog):
         layout.addWidget(self.buttons)
         self.setMinimumWidth(560)
         self._update()
+        fit_height(self)
 
     def _browse(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Output folder", self.out_edit.text())
@@ -407,6 +412,23 @@ class ReleaseDialog(QDialog):
         return {"out_dir": Path(self.out_edit.text().strip()).expanduser(),
                 "formats": tuple(n for n, b in self.format_boxes.items() if b.isChecked()),
                 "report": self.report_box.isChecked(), "script": self.script_box.isChecked()}
+
+
+def fit_height(dialog: QDialog) -> None:
+    """Give ``dialog`` the height its rows need at its width.
+
+    Word-wrapped labels make a layout's height depend on its width, which Qt's first
+    sizing of a dialog does not follow: the release dialog's rows came out clipped (its
+    parameters squeezed onto one cut line). Capped at the screen's available height.
+    """
+    width = max(dialog.minimumWidth(), dialog.sizeHint().width())
+    layout = dialog.layout()
+    height = (layout.totalHeightForWidth(width) if layout is not None
+              and layout.hasHeightForWidth() else dialog.sizeHint().height())
+    screen = dialog.screen()
+    if screen is not None:
+        height = min(height, screen.availableGeometry().height() - 60)
+    dialog.resize(width, max(height, dialog.minimumSizeHint().height()))
 
 
 def _selectable(text: str, parent: QWidget, rich: bool = False) -> QLabel:

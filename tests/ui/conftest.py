@@ -42,11 +42,23 @@ def errors(monkeypatch):
 
 @pytest.fixture(autouse=True)
 def no_unanswered_message_box(monkeypatch):
-    """A modal QMessageBox.exec that no test answers would wait forever (offscreen, nobody
+    """A modal message box that no test answers would wait forever (offscreen, nobody
     clicks): fail the test with the box's text instead. Tests that expect a box patch
-    ``QMessageBox.exec`` themselves, after this."""
+    ``QMessageBox.exec`` (or the static ``critical``, ``warning``, ``information`` or
+    ``question``) themselves, after this.
+
+    The static functions run Qt's own exec, not the patched one: a failure shown with
+    ``QMessageBox.critical`` while a fixture waited (a folder that did not load, say) hung
+    the whole run inside the box's event loop, past every ``waitUntil`` timeout."""
 
     def unanswered(box):
         raise AssertionError(f"an unanswered modal message box: {box.text()!r}")
 
+    def unanswered_static(kind):
+        def show(_parent, title, text, *args, **kwargs):
+            raise AssertionError(f"an unanswered QMessageBox.{kind}: {title!r}: {text!r}")
+        return staticmethod(show)
+
     monkeypatch.setattr(QMessageBox, "exec", unanswered)
+    for kind in ("critical", "warning", "information", "question"):
+        monkeypatch.setattr(QMessageBox, kind, unanswered_static(kind))

@@ -20,6 +20,7 @@ from ui_helpers import pick, type_into
 
 from dpstudio.ui.model_jobs import ModelRequest
 from dpstudio.ui.model_panel import DEFAULT_VARIANTS
+from dpstudio.ui.model_view import VIEWS
 
 TIMEOUT_MS = 30_000
 #: A short grid keeps the tests fast (the tab's own has 4 points).
@@ -195,6 +196,29 @@ def test_overlay_curves_bands_and_the_headless_numbers(qtbot, models):
     assert view.detail.coefficient_bars()["age"][1] is None  # no per-coefficient noise
     assert "objective perturbation at ε = 1" in view.caption.text()
     assert r.request.runs == 2
+
+
+def test_every_view_fits_at_1400_by_900_with_both_docks_open(qtbot, models):
+    """At the default size, with the Columns and Analysis docks beside the tab, no view of
+    the plot side needs sideways scrolling: a long confusion-matrix title and a row of four
+    combos used to hold it at 460-550 px, cutting the plot off."""
+    view = models
+    _finished(qtbot, view, variants=("output", "objective"))
+    win = view.window()
+    for dock in (win.columns_dock, win.analysis_dock):
+        assert dock.isVisible() and not dock.isFloating()
+    side = view.splitter.widget(1)
+    for name in VIEWS:
+        pick(qtbot, view.view_box, name[:5])
+        assert view.view_box.currentText() == name
+        qtbot.wait(100)  # the layout settles
+        page = view.stack.currentWidget()
+        assert page.width() > 0 and page.isVisible()
+        assert not side.horizontalScrollBar().isVisible(), (name, side.widget().width(),
+                                                          side.viewport().width())
+    # The coefficients view of a classifier has its confusion matrix and its title.
+    pick(qtbot, view.view_box, "Coeff")
+    assert view.detail.confusion_title.text().startswith("Held-out confusion matrix")
 
 
 def test_federated_training_curves_and_each_site_alone(qtbot, models):

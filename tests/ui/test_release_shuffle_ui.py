@@ -97,6 +97,19 @@ def test_release_a_protocol_sum_through_the_dialog(window, qtbot, tmp_path, monk
         charged = float(record.epsilon)
         assert charged <= epsilon
         assert f"central ε after shuffling = {charged:g}" in notes
+        # Its precision k is left to the protocol (0 in the spec): the summary says so.
+        from PySide6.QtWidgets import QLabel
+
+        shown = " | ".join(w.text() for w in dialog.findChildren(QLabel))
+        assert "precision = auto" in shown and "precision = 0" not in shown, shown
+        # Every row whole at the size the dialog opens at: its wrapped labels (parameters,
+        # notes) used to be squeezed onto one clipped line.
+        dialog.show()
+        qtbot.waitExposed(dialog)
+        cut = [w.text()[:40] for w in dialog.findChildren(QLabel)
+               if w.isVisible() and w.wordWrap() and w.height() < w.heightForWidth(w.width())]
+        assert cut == [], (cut, dialog.size())
+        dialog.close()
     sees = "the analyzer sees the shuffled multiset" if trust == "shuffle" else \
         "the server sees only the masked sum"
     assert sees in notes
