@@ -19,6 +19,7 @@ from dpstudio.analysis.bias import analyst_bias, estimand, with_bias
 from dpstudio.analysis.contribution import PersonChoices
 from dpstudio.analysis.curves import Curve, UtilityResult, curve_name, metric_label
 from dpstudio.analysis.footing import assumptions
+from dpstudio.analysis.sample_error import error_of_samples
 from dpstudio.engine.contribution import (
     bound_contributions,
     person_relation,
@@ -77,8 +78,6 @@ def _line(s: PersonChoices, values: np.ndarray, kept: np.ndarray,
 
 def _points(s: PersonChoices, values: np.ndarray, epsilons: np.ndarray, reps: int,
             seed: int, state: State | None) -> Curve:
-    from dpstudio.analysis.utility import _error_of_samples
-
     source = SimulationSource(seed)
     truth = estimand(s, values)
     pts = np.empty((epsilons.size, 3))
@@ -91,7 +90,7 @@ def _points(s: PersonChoices, values: np.ndarray, epsilons: np.ndarray, reps: in
             v = rel.value
             draws.append(np.asarray(list(v.values()) if isinstance(v, dict) else [v],
                                     dtype=np.float64))
-        pts[i] = _error_of_samples(np.stack(draws), truth, s.metric)
+        pts[i] = error_of_samples(np.stack(draws), truth, s.metric)
         if state is not None:
             state.progress((i + 1) / epsilons.size)
     return Curve(curve_name("central", s.info.label, "simulated"), "central", s.mechanism,

@@ -1,7 +1,8 @@
-"""What a trained model's detail view shows: each coefficient's noise and the confusion matrix.
+"""What a trained model's detail view shows: its coefficients, each one's noise and the
+confusion matrix.
 
-Two figures a training run adds to its fields (:func:`~dpstudio.analysis.training
-.run_training`):
+The coefficients in the features' own units (:func:`coefficients`), and two figures a
+training run adds to its fields (:func:`~dpstudio.analysis.training.run_training`):
 
 - ``noise_sd`` on each coefficient row: the standard deviation of the noise the method
   adds to that coefficient, in the coefficient's own units, computed from the engine's
@@ -21,7 +22,46 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["coordinate_noise_sd", "coefficient_noise_sd", "confusion_counts"]
+__all__ = ["coefficients", "coordinate_noise_sd", "coefficient_noise_sd", "confusion_counts"]
+
+
+def coefficients(theta: np.ndarray, names: Sequence[str],
+                 bounds: Mapping[str, tuple[float, float]],
+                 label_bounds: tuple[float, float] | None) -> list[dict[str, Any]]:
+    """θ (normalized space) in the features' own units, the intercept last (as
+    :class:`~dpstudio.engine.learning.erm.ModelRelease` gives them); a regression's in the
+    label's units.
+
+    Parameters
+    ----------
+    theta : numpy.ndarray
+        The parameters in the design's space, the intercept's last.
+    names : sequence of str
+        The design's feature names (indicators expanded), in order.
+    bounds : mapping of str to (float, float)
+        Their declared bounds.
+    label_bounds : (float, float) or None
+        A regression label's declared bounds.
+
+    Returns
+    -------
+    list of dict
+        ``feature`` and ``coefficient`` per feature, then the intercept's row.
+    """
+    from dpstudio.engine.learning.features import INTERCEPT
+
+    root = math.sqrt(theta.size)
+    los = np.array([bounds[f][0] for f in names])
+    his = np.array([bounds[f][1] for f in names])
+    coef = theta[:-1] * 2.0 / ((his - los) * root)
+    intercept = (theta[-1] - np.sum(theta[:-1] * (2.0 * los / (his - los) + 1.0))) / root
+    if label_bounds is not None:  # ŷ in [−1, 1] ↦ the label's units
+        lo, hi = label_bounds
+        coef = coef * (hi - lo) / 2.0
+        intercept = lo + (intercept + 1.0) * (hi - lo) / 2.0
+    rows = [{"feature": f, "coefficient": float(c)} for f, c in zip(names, coef, strict=True)]
+    return rows + [{"feature": INTERCEPT, "coefficient": float(intercept)}]
+
 
 
 def coordinate_noise_sd(noise: Any) -> float | None:
@@ -58,7 +98,7 @@ def coefficient_noise_sd(engine: Any, names: Sequence[str],
     """Each coefficient's noise standard deviation, in its own units, intercept last.
 
     The coefficients are θ mapped back from the normalized design space (as
-    ``_coefficients`` in :mod:`dpstudio.analysis.training` does): coefficient j is
+    :func:`coefficients` does): coefficient j is
     θ_j·2/((hi_j − lo_j)√p) and the intercept (θ_p − Σ_j θ_j c_j)/√p with
     c_j = 2lo_j/(hi_j − lo_j) + 1. With independent noise of standard deviation s on each
     θ_j, coefficient j's noise has s·2/((hi_j − lo_j)√p) and the intercept's

@@ -62,6 +62,7 @@ from dpstudio.analysis.contribution import person_ids
 from dpstudio.analysis.curves import Curve, UtilityResult, curve_name, metric_label
 from dpstudio.analysis.footing import assumptions, caption
 from dpstudio.analysis.reach import unreachable
+from dpstudio.analysis.sample_error import error_of_samples
 from dpstudio.engine.errors import EngineError
 from dpstudio.engine.local.tally import tally_values
 from dpstudio.engine.registry import REGISTRY
@@ -109,24 +110,6 @@ def _local_estimate(obj: Any, inputs: np.ndarray, source: Any) -> np.ndarray:
     return np.atleast_1d(np.asarray(est, dtype=np.float64))
 
 
-def _error_of_samples(samples: np.ndarray, truth: np.ndarray, metric: str
-                      ) -> tuple[float, float, float]:
-    """(point, low, high) over replications, as the engine's Monte-Carlo curve computes it."""
-    t = np.atleast_1d(truth).astype(np.float64)
-    x = samples.reshape(samples.shape[0], -1)
-    if metric == "tv":
-        per = 0.5 * np.abs(x - t).sum(axis=1) / max(float(t.sum()), 1.0)
-        m, se = per.mean(), per.std(ddof=1) / math.sqrt(per.size)
-        return float(m), float(m - 2 * se), float(m + 2 * se)
-    sq = ((x - t) ** 2).mean(axis=1)
-    mse, se = sq.mean(), sq.std(ddof=1) / math.sqrt(sq.size)
-    point, low, high = (math.sqrt(max(v, 0.0)) for v in (mse, mse - 2 * se, mse + 2 * se))
-    if metric == "relative":
-        scale = float(np.abs(t).mean()) or 1.0
-        return point / scale, low / scale, high / scale
-    return point, low, high
-
-
 # ----------------------------------------------------------------------- the curves
 
 
@@ -162,7 +145,7 @@ def _simulate(s: Choices, values: np.ndarray, epsilons: np.ndarray, reps: int,
             draws = obj.sample_estimates(tally, reps, source)[:, None]
         else:
             draws = np.stack([_local_estimate(obj, inputs, source) for _ in range(reps)])
-        pts[i] = _error_of_samples(draws, truth, s.metric)
+        pts[i] = error_of_samples(draws, truth, s.metric)
         if state is not None:
             state.progress((i + 1) / epsilons.size)
     return Curve(name, s.trust_model, s.mechanism, "simulation", epsilons.copy(), pts[:, 0],

@@ -12,11 +12,37 @@ from typing import Any
 
 from dpstudio.commands._common import EXIT_OK, fail
 
-__all__ = ["run_plan"]
+__all__ = ["neighbours", "run_plan"]
 
 
 def _fmt(x: Any) -> str:
     return f"{x:.6g}" if isinstance(x, float) and math.isfinite(x) else str(x)
+
+
+def neighbours(plan: dict[str, Any]) -> str:
+    """The plan's neighbouring relation in words, for the summary's header.
+
+    Parameters
+    ----------
+    plan : dict
+        The ledger entry's ``result["plan"]`` (``relation``; ``identifier`` and
+        ``max_rows`` for a user-level plan).
+
+    Returns
+    -------
+    str
+        ``"neighbours: add or remove one person (identifier 'id', at most k rows)"`` for
+        a user-level plan, else the row relation.
+    """
+    k = plan.get("max_rows")
+    if plan.get("identifier") is not None and k is not None:
+        # The guarantee is about people: saying so only in a note would let a reader take
+        # the ε of the header for a per-row one.
+        return (f"neighbours: add or remove one person (identifier {plan['identifier']!r}, "
+                f"at most {k} row{'s' if k != 1 else ''})")
+    if plan.get("relation") == "replace":
+        return "neighbours: replace one row (the number of rows is public)"
+    return "neighbours: add or remove one row"
 
 
 def run_plan(spec: Any, args: argparse.Namespace) -> int:
@@ -61,6 +87,7 @@ def run_plan(spec: Any, args: argparse.Namespace) -> int:
     stats = result.get("statistics", [])
     print(f"release #{record.id} {record.status}: plan of {len(stats)} statistics "
           f"(ε = {_fmt(float(record.epsilon))}, δ = {_fmt(float(record.delta))}, one charge)")
+    print(f"  {neighbours(result.get('plan') or {})}")
     for s in stats:
         share = f"ε = {_fmt(s['epsilon'])}" + (f", δ = {_fmt(s['delta'])}" if s["delta"]
                                                  else "")

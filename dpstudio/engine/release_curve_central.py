@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from dpstudio.engine.calibration import discrete_gaussian_sigma
+from dpstudio.engine.errors import EngineError
 from dpstudio.engine.queries import (
     QuerySpec,
     noisy_statistics,
@@ -34,6 +34,7 @@ from dpstudio.engine.release_curve_base import (
     _family,
     release_parts,
 )
+from dpstudio.engine.release_curve_dg import discrete_gaussian_noises, discrete_gaussian_parts
 from dpstudio.engine.tradeoff import (
     compose_tradeoff,
     gaussian_tradeoff,
@@ -78,19 +79,20 @@ def _discrete_steps(spec: QuerySpec, info: MechanismInfo, eps_part: float) -> in
     return None
 
 
-def _gaussian_mu(spec: QuerySpec, info: MechanismInfo, parts: int) -> tuple[float, bool]:
-    """μ of the whole release (Gaussian family): exact for the continuous calibration."""
+def _continuous_mu(spec: QuerySpec, info: MechanismInfo, parts: int) -> float:
+    """μ of a continuous Gaussian release: the family's own calibration (G_μ exactly)."""
     fam = _family(info, spec)
     eps, dlt = float(spec.epsilon), _effective_delta(info, spec)
-    discrete = spec.mechanism.startswith("discrete")
     if spec.query == "histogram":
         coords = 2 if spec.relation == "replace" else 1
-        sigma = fam.continuous_scale(1.0, eps, dlt, coords)
-        if discrete:
-            sigma = max(sigma, discrete_gaussian_sigma(1, eps, dlt, coords, at_least=sigma))
-        return math.sqrt(coords) / sigma, not discrete
-    sigma = fam.continuous_scale(1.0, eps / parts, dlt / parts)
-    return math.sqrt(parts) / sigma, not discrete
+        return math.sqrt(coords) / fam.continuous_scale(1.0, eps, dlt, coords)
+    return math.sqrt(parts) / fam.continuous_scale(1.0, eps / parts, dlt / parts)
+
+
+def _drawn_mu(noises: list[tuple[float, int, int]]) -> float:
+    """μ of the continuous counterpart of the integer noises the engine draws:
+    √Σ cᵢ·(Δᵢ/σᵢ)², each noise N_Z(0, σᵢ²) shifted by Δᵢ steps in cᵢ coordinates."""
+    return math.sqrt(math.fsum(c * (d / s) ** 2 for s, d, c in noises))
 
 
 
@@ -120,14 +122,18 @@ def central_additive(spec: QuerySpec, info: MechanismInfo, k: int, a: np.ndarray
     parts = release_parts(spec)
     notes: list[str] = []
     if _family(info, spec).family == "gaussian":
-        mu, exact = _gaussian_mu(spec, info, parts)
-        steps = _one_step_discrete(spec, info, parts)
-        if steps is not None:
-            return _discrete_gaussian_release(spec, info, k, a, steps)
-        if not exact:  # the discrete Gaussian's several noises, from what is drawn
-            from dpstudio.engine.release_curve_dg import discrete_gaussian_parts
-
+        if spec.mechanism.startswith("discrete"):
+            # σ and Δ of every noise as the engine calibrates them for this spec (the one
+            # source of truth), then its exact one-step curve or the noises composed.
+            try:
+                noises = discrete_gaussian_noises(spec)
+            except EngineError:  # discrete_gaussian_parts meets it again and says so
+                noises = []
+            if _one_step_discrete(spec, info, parts) and [n[1:] for n in noises] == [(1, 1)]:
+                return _discrete_gaussian_release(spec, info, k, a, noises[0][0])
+            mu = _drawn_mu(noises) if noises else _continuous_mu(spec, info, parts)
             return discrete_gaussian_parts(spec, info, k, a, parts, mu)
+        mu, exact = _continuous_mu(spec, info, parts), True
         return ReleaseCurve(
             "central", spec.mechanism,
             f"{info.label}" + (f" ({parts} noisy sums)" if parts > 1 else ""), a,
@@ -156,17 +162,13 @@ def central_additive(spec: QuerySpec, info: MechanismInfo, k: int, a: np.ndarray
                         tuple(notes))
 
 
-def _one_step_discrete(spec: QuerySpec, info: MechanismInfo, parts: int) -> float | None:
-    """σ in steps of a discrete Gaussian release whose neighbours move one integer
-    coordinate by one step (a count, a histogram under add-remove), else None."""
+def _one_step_discrete(spec: QuerySpec, info: MechanismInfo, parts: int) -> bool:
+    """Whether this is a discrete Gaussian release whose neighbours move one integer
+    coordinate by one step (a count, a histogram under add-remove): one noise."""
     if info.name != "discrete_gaussian" or parts != 1:
-        return None
-    if spec.query not in ("count", "histogram") or (
-            spec.query == "histogram" and spec.relation == "replace"):
-        return None
-    eps, dlt = float(spec.epsilon), _effective_delta(info, spec)
-    cont = _family(info, spec).continuous_scale(1.0, eps, dlt)
-    return discrete_gaussian_sigma(1, eps, dlt, 1, at_least=cont)
+        return False
+    return spec.query == "count" or (spec.query == "histogram"
+                                     and spec.relation != "replace")
 
 
 def _discrete_gaussian_release(spec: QuerySpec, info: MechanismInfo, k: int, a: np.ndarray,

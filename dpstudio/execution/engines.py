@@ -12,11 +12,14 @@ import contextlib
 import functools
 import logging
 import os
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from dpstudio.data.errors import DataError, shorten
+from dpstudio.jobs import Cancelled
 
 __all__ = ["AUTO_MEMORY_FRACTION", "ENGINES", "LOCAL_SCHEDULER", "Cluster", "ExecutionError",
            "choose_engine",
@@ -36,6 +39,15 @@ LOCAL_PROCESSES = True
 #: How long closing a local cluster may take before it is left to the interpreter's exit (a
 #: worker stuck in a task would otherwise hold the caller, and the window, for ever).
 CLOSE_SECONDS = 60.0
+#: How long a local cluster (its scheduler, its workers and the client's connection) may
+#: take to start: Dask itself waits for ever, and a start that stalls on a loaded machine
+#: would hold the caller (a window's job, a test's fixture) with it.
+START_SECONDS = 60.0
+#: How long one question to the scheduler (its workers and their threads) may wait for an
+#: answer: an RPC to a scheduler that accepted the connection but stalls has no end either.
+ASK_SECONDS = 30.0
+#: How often a starting local cluster's caller looks at its cancel flag (seconds).
+START_POLL_SECONDS = 0.05
 
 
 class ExecutionError(DataError):
@@ -143,16 +155,91 @@ def _connect(target: Any, timeout: float | None = None) -> Any:
     return _client_class()(target, set_as_default=False, **extra)
 
 
+def _close(client: Any, cluster: Any) -> None:
+    """Close ``client`` and then ``cluster`` (either may be None), each within its bound."""
+    if client is not None:
+        with contextlib.suppress(Exception):  # a lost scheduler: nothing left to tell
+            client.close()
+    if cluster is not None:
+        with contextlib.suppress(TimeoutError):  # asyncio's too (3.11)
+            cluster.close(timeout=CLOSE_SECONDS)
+
+
+def _start_local(make: Callable[[], tuple[Any, Any]], state: Any,
+                 seconds: float) -> tuple[Any, Any]:
+    """``make()``'s (cluster, client), made in a thread of its own and waited for at most
+    ``seconds``, and only while ``state`` (may be None) is not cancelled.
+
+    A start given up on is left to finish in its thread, which then closes what it made:
+    nothing of a late cluster is left running, and the caller is not held by it.
+    """
+    lock, done = threading.Lock(), threading.Event()
+    box: dict[str, Any] = {}
+
+    def start() -> None:
+        try:
+            made, error = make(), None
+        except BaseException as exc:  # handed to the caller, re-raised there
+            made, error = None, exc
+        with lock:
+            late = box.get("abandoned", False)
+            if not late:
+                box["made"], box["error"] = made, error
+            done.set()
+        if late and made is not None:
+            _close(*reversed(made))
+
+    def give_up() -> bool:
+        """Leave the start to its thread; False when it has just finished after all."""
+        with lock:
+            box["abandoned"] = not done.is_set()
+            return box["abandoned"]
+
+    thread = threading.Thread(target=start, name="dpstudio-dask-start", daemon=True)
+    thread.start()
+    deadline, reason = time.monotonic() + seconds, None
+    try:
+        while reason is None and not done.wait(START_POLL_SECONDS):
+            if state is not None and state.cancelled():
+                reason = Cancelled()
+            elif time.monotonic() >= deadline:
+                reason = ExecutionError(f"the local Dask cluster did not start within "
+                                        f"{seconds:g} s; nothing was run")
+    except BaseException:  # KeyboardInterrupt: whatever starts is closed, now or later
+        if not give_up() and box.get("made") is not None:
+            _close(*reversed(box["made"]))
+        raise
+    if reason is not None and give_up():
+        raise reason
+    thread.join()  # its last step (the box) is done: the thread ends at once
+    if box["error"] is not None:
+        raise box["error"]
+    return box["made"]
+
+
+def _workers(client: Any) -> list[dict[str, Any]]:
+    """The scheduler's description of each of its workers, asked within a bound."""
+    try:
+        info = client.sync(client.scheduler.identity, n_workers=-1,
+                           callback_timeout=ASK_SECONDS)
+    except TimeoutError:
+        raise ExecutionError(f"the Dask scheduler did not answer within {ASK_SECONDS:g} s; "
+                             "nothing was run") from None
+    return list(info.get("workers", {}).values())
+
+
 @contextlib.contextmanager
 def dask_cluster(scheduler: str | None = None, *, processes: bool | None = None,
                  n_workers: int | None = None, threads_per_worker: int | None = None,
-                 timeout: float = 10.0) -> Iterator[Cluster]:
+                 timeout: float = 10.0, state: Any = None) -> Iterator[Cluster]:
     """A Dask client for the work inside the ``with``: the scheduler at ``scheduler``, or a
     ``LocalCluster`` started here (``processes=False``: threads in this process) and
     closed, with its workers, when the block ends.
 
     Raises :class:`ExecutionError` in one line when Dask is missing, the scheduler
-    cannot be reached or the local cluster cannot start. Whatever happens inside the
+    cannot be reached or does not answer, or the local cluster cannot start (or does not
+    within :data:`START_SECONDS`); :class:`~dpstudio.jobs.Cancelled` when ``state`` (may
+    be None) is cancelled while a local cluster starts. Whatever happens inside the
     block, the client, its event-loop thread and a local cluster's workers (threads or
     processes) are closed before it ends.
     """
@@ -171,30 +258,33 @@ def dask_cluster(scheduler: str | None = None, *, processes: bool | None = None,
             shown = scheduler
         else:
             processes = LOCAL_PROCESSES if processes is None else processes
-            try:
+
+            def make() -> tuple[Any, Any]:
                 # The scheduler's web server always starts (its metrics routes): on this
                 # machine only, on a free port, never the fixed 8787 another cluster holds.
-                cluster = LocalCluster(processes=processes, n_workers=n_workers,
-                                       threads_per_worker=threads_per_worker,
-                                       dashboard_address="127.0.0.1:0",
-                                       # Its scheduler's and nannies' log lines (a worker
-                                       # restarted, a task given up on) are not printed:
-                                       # the answer, or one line, says what happened.
-                                       silence_logs=logging.CRITICAL,
-                                       # Workers as processes talk over TCP: this machine.
-                                       **({"host": "127.0.0.1"} if processes else {}))
-                client = _connect(cluster)
+                made = LocalCluster(processes=processes, n_workers=n_workers,
+                                    threads_per_worker=threads_per_worker,
+                                    dashboard_address="127.0.0.1:0",
+                                    # Its scheduler's and nannies' log lines (a worker
+                                    # restarted, a task given up on) are not printed:
+                                    # the answer, or one line, says what happened.
+                                    silence_logs=logging.CRITICAL,
+                                    # Workers as processes talk over TCP: this machine.
+                                    **({"host": "127.0.0.1"} if processes else {}))
+                try:
+                    return made, _connect(made)
+                except BaseException:
+                    _close(None, made)
+                    raise
+
+            try:
+                cluster, client = _start_local(make, state, START_SECONDS)
             except (OSError, RuntimeError, TimeoutError) as exc:
                 raise ExecutionError(f"could not start a local Dask cluster "
                                      f"({_first_line(exc)})") from None
             shown = LOCAL_SCHEDULER
-        workers = client.scheduler_info().get("workers", {}).values()
+        workers = _workers(client)
         yield Cluster(client, shown, len(workers), sum(int(w.get("nthreads", 0)) for w in workers),
                       sum(int(w.get("memory_limit", 0) or 0) for w in workers))
     finally:
-        if client is not None:
-            with contextlib.suppress(Exception):  # a lost scheduler: nothing left to tell
-                client.close()
-        if cluster is not None:
-            with contextlib.suppress(TimeoutError):  # asyncio's too (3.11)
-                cluster.close(timeout=CLOSE_SECONDS)
+        _close(client, cluster)

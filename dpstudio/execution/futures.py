@@ -10,6 +10,7 @@ drawn here: a failed or cancelled gather leaves nothing to charge.
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -29,6 +30,14 @@ POLL_SECONDS = 0.05
 RESULT_SECONDS = 2.0
 #: How often a gather with nothing finishing asks the scheduler how many workers it has.
 WORKER_CHECK_SECONDS = 1.0
+#: How long that question may wait for the scheduler's answer: a stalled scheduler would
+#: otherwise hold the gather, and a cancel with it, for as long as it stalls.
+WORKER_ASK_SECONDS = 2.0
+#: A scheduler that has not answered that question for this long is given up on: a busy
+#: one answers within seconds; one whose event loop is stuck never tells a task's end.
+NO_ANSWER_SECONDS = 120.0
+#: How long cancelling a gather's pending tasks may take (the scheduler is told at once).
+CANCEL_SECONDS = 5.0
 #: A cluster with no worker for this long is given up on (its tasks would wait forever).
 NO_WORKER_SECONDS = 60.0
 
@@ -107,9 +116,19 @@ def gather_tasks(client: Any, fn: Callable[..., Any], args: Sequence[tuple], sta
 
 
 def _cancel(client: Any, futures: list[Any]) -> None:
-    """Cancel the tasks still pending; a cluster already gone has nothing to cancel."""
-    with contextlib.suppress(Exception):
-        client.cancel(futures)
+    """Cancel the tasks still pending; a cluster already gone has nothing to cancel.
+
+    Asked from a thread of its own and waited for :data:`CANCEL_SECONDS` at most: the
+    client's cancel waits on its event loop without a bound, and a stuck loop (the reason
+    a gather may be giving up) would hold the caller, and its one-line error, for ever.
+    """
+    def cancel() -> None:
+        with contextlib.suppress(Exception):
+            client.cancel(futures)
+
+    asking = threading.Thread(target=cancel, name="dpstudio-dask-cancel", daemon=True)
+    asking.start()
+    asking.join(CANCEL_SECONDS)
 
 
 def _reason(exc: BaseException) -> str:
@@ -131,13 +150,15 @@ class _Workers:
     Asks the scheduler every :data:`WORKER_CHECK_SECONDS` at most, and raises
     :class:`ExecutionError` once it has had no worker for :data:`NO_WORKER_SECONDS` (a
     local cluster's nanny restarts a dead worker within seconds; a remote cluster may be
-    scaling up).
+    scaling up), or has not answered for :data:`NO_ANSWER_SECONDS` (its event loop
+    stalled: no task's end would ever be heard of either).
     """
 
     def __init__(self, client: Any) -> None:
         self.client = client
         self.asked = time.monotonic()
         self.since: float | None = None
+        self.silent: float | None = None  # since when the scheduler has not answered
 
     def check(self) -> None:
         now = time.monotonic()
@@ -145,9 +166,17 @@ class _Workers:
             return
         self.asked = now
         try:
-            workers = len(self.client.nthreads())
-        except Exception:  # the scheduler itself is gone: the futures say so
+            workers = len(self.client.nthreads(callback_timeout=WORKER_ASK_SECONDS))
+        except TimeoutError:  # a scheduler slow to answer: asked again next time, ...
+            self.silent = now if self.silent is None else self.silent
+            if now - self.silent >= NO_ANSWER_SECONDS:  # ... but not for ever
+                raise ExecutionError(f"the Dask scheduler has not answered for "
+                                     f"{NO_ANSWER_SECONDS:g} s; nothing was released"
+                                     ) from None
             return
+        except Exception:  # the scheduler is gone: the futures say so
+            return
+        self.silent = None
         if workers:
             self.since = None
         elif self.since is None:

@@ -98,7 +98,7 @@ def sum_on_files(analysis: AnalysisSpec, ds: FileDataset, *, engine: str = "dask
         total, entries = sum_files(ds, spec.column, reader, spec, header=header, seed=seed,
                                    fingerprint=fingerprint, state=state)
         return FilesSums(total, {"engine": "pandas", "partitions": tasks}, entries)
-    with dask_cluster(scheduler, processes=processes) as cluster:
+    with dask_cluster(scheduler, processes=processes, state=state) as cluster:
         total, entries = sum_files(ds, spec.column, reader, spec, client=cluster.client,
                                    header=header, seed=seed, fingerprint=fingerprint,
                                    state=state)
@@ -161,7 +161,7 @@ def _run_protocol(analysis: AnalysisSpec, ds: FileDataset, source: Source, *,
     # Before the cluster starts: a bad parameter or domain is refused at once, and the
     # count-mean sketch's public hash family is drawn here, once, for every file.
     protocol = partition_protocol(analysis, reader, source, notes)
-    with dask_cluster(scheduler, processes=processes) as cluster:
+    with dask_cluster(scheduler, processes=processes, state=state) as cluster:
         if protocol.kind == "reports":
             plan = protocol.plan
             total, entries = local_on_files(ds, q.column, reader, plan,
@@ -222,7 +222,7 @@ def tally_on_files(analysis: AnalysisSpec, ds: FileDataset, *, engine: str = "da
                                         seed=None, fingerprint=fingerprint, state=state)
         return FilesTallies(total, {"engine": "pandas", "partitions": len(ds.files)},
                             entries, protocol.plan, protocol.finish)
-    with dask_cluster(scheduler, processes=processes) as cluster:
+    with dask_cluster(scheduler, processes=processes, state=state) as cluster:
         total, entries = local_on_files(ds, q.column, reader, protocol.plan,
                                         client=cluster.client, header=header, seed=None,
                                         fingerprint=fingerprint, state=state)

@@ -7,6 +7,10 @@ The manifest has the identity fields of a single release's manifest (``kind``,
 way, and a ``statistics`` list: each statistic with its (ε, δ) share, its planned
 half-width and its value(s) with intervals.
 
+The script opens as every release script does (:mod:`dpstudio.export.script_preamble`:
+the warning, the stderr note, the dataset's SHA-256 read in chunks) and writes each
+statistic's :class:`~dpstudio.engine.queries.QuerySpec` as an explicit keyword call.
+
 A user-level plan (each person's rows bounded to k once for the whole plan) states it as
 a single user-level release does (:mod:`dpstudio.export.manifest_contributions`): the
 query's and the privacy section's ``relation`` read "add or remove one person (up to k
@@ -29,6 +33,16 @@ from dpstudio.engine.contribution import person_relation
 from dpstudio.export.manifest import MANIFEST_KIND, MANIFEST_VERSION, file_entry, manifest_bytes
 from dpstudio.export.manifest_contributions import contributions_section, contributions_sentence
 from dpstudio.export.rendered import RenderedFile
+from dpstudio.export.script_preamble import (
+    DATASET_LINES,
+    END,
+    READERS,
+    USAGE,
+    doc_safe,
+    literal,
+    preamble,
+    spec_lines,
+)
 
 __all__ = ["PlanBundle", "plan_file_names", "render_plan_bundle"]
 
@@ -161,59 +175,57 @@ holds with that probability on its own, not jointly.</p>{person}
     return text.encode()
 
 
+_PREAMBLE = preamble(released="release plan")
+
 _SCRIPT = '''#!/usr/bin/env python3
 """Reproduce DP Studio release plan #{release_id} ({count} statistics) with dpstudio.
 
-WARNING: running this script draws FRESH noise. Its output is a NEW differentially
-private release: publishing it spends epsilon = {epsilon} (delta = {delta}) again, and
-this spending is NOT recorded in the DP Studio project ledger.
+Generated {created_at} by DP Studio {version} for the dataset {dataset_name}
+(SHA-256 {fingerprint}).
 
-Usage: python {name} [DATASET]   (default: {dataset!r})
-"""
+Each statistic is drawn again at its share of the plan's budget, every noise afresh.
 
-import hashlib
+''' + _PREAMBLE.warning + USAGE + '''
 import sys
+from pathlib import Path
 
 import numpy as np
 
-from dpstudio.data import columns as readers
-from dpstudio.data.dataset import open_dataset
+from dpstudio.data import {data_imports}
 from dpstudio.engine.queries import QuerySpec, release
 from dpstudio.engine.queries.grouped import grouped_release
 from dpstudio.engine.rng import SecureSource
 
+''' + DATASET_LINES + '''
 # A user-level plan: each person's rows beyond MAX_ROWS are dropped at random ONCE for
 # every statistic, and every noise is MAX_ROWS × a row's (None: row-level).
 IDENTIFIER = {identifier!r}
 MAX_ROWS = {max_rows!r}
-FINGERPRINT = {fingerprint!r}
+
+# Each statistic: its query at its share of the budget, how its column is read, the
+# columns it is grouped by and their declared keys (never read off the data).
 STATISTICS = [
 {statistics}
 ]
 
 
-def main() -> int:
-    path = sys.argv[1] if len(sys.argv) > 1 else {dataset!r}
-    print("fresh noise: a new release, not recorded in the ledger", file=sys.stderr)
-    with open(path, "rb") as handle:
-        if hashlib.sha256(handle.read()).hexdigest() != FINGERPRINT:
-            print("the dataset is not the one the plan was released on", file=sys.stderr)
-            return 2
-    frame = open_dataset(path, header={header!r}).frame
+''' + _PREAMBLE.main + '''\
+    frame = load_table(DATASET{header_arg})
     keep = None
     if IDENTIFIER is not None:
         from dpstudio.engine.contribution import bound_contributions
 
-        ids = readers.category_column(frame, IDENTIFIER)
+        ids = category_column(frame, IDENTIFIER)
         keep = bound_contributions(ids, MAX_ROWS, SecureSource())
-    for spec, reader, by, keys in STATISTICS:
-        values = np.asarray(getattr(readers, reader)(frame, spec.column))
-        key_values = [np.asarray(readers.category_column(frame, b)) for b in by]
+    for stat in STATISTICS:
+        spec, by = stat["spec"], stat["by"]
+        values = np.asarray(stat["reader"](frame, spec.column))
+        key_values = [np.asarray(category_column(frame, b)) for b in by]
         if keep is not None:
             values, key_values = values[keep], [k[keep] for k in key_values]
         if by:
-            out = grouped_release(values, key_values, keys, spec, SecureSource(), by=by,
-                                  max_rows=MAX_ROWS or 1)
+            out = grouped_release(values, key_values, stat["keys"], spec, SecureSource(),
+                                  by=by, max_rows=MAX_ROWS or 1)
             print(spec.query, spec.column, "by", by, out.public()["value"])
         elif keep is not None:
             from dpstudio.engine.queries.bounded import run_bounded
@@ -223,24 +235,35 @@ def main() -> int:
         else:
             out = release(values, spec, SecureSource())
             print(spec.query, spec.column, out.value)
-    return 0
+''' + END
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
-'''
+def _statistic(i: int, s: dict[str, Any]) -> str:
+    """One entry of the script's STATISTICS: explicit keyword calls, one field a line."""
+    if s["reader"] not in READERS:  # written as a name the script imports
+        raise ValueError(f"unknown column reader {s['reader']!r}")
+    return (f"    dict(  # {i + 1}. {doc_safe(s['label'])}\n"
+            f"        spec=QuerySpec(\n{spec_lines(s['spec'], ' ' * 12)}\n        ),\n"
+            f"        reader={s['reader']},\n"
+            f"        by={literal(tuple(str(b) for b in s['by']))},\n"
+            f"        keys={literal(tuple(tuple(str(k) for k in ks) for ks in s['keys']))},\n"
+            "    ),")
 
 
 def _script(inp: PlanBundle, name: str) -> bytes:
-    lines = ",\n".join(
-        f"    ({s['spec']!r}, {s['reader']!r}, {tuple(s['by'])!r}, {s['keys']!r})"
-        for s in inp.statistics)
-    return _SCRIPT.format(release_id=inp.release_id, count=len(inp.statistics),
-                          epsilon=str(inp.epsilon), delta=str(inp.delta), name=name,
-                          dataset=inp.dataset_path or inp.dataset_name,
-                          fingerprint=inp.fingerprint, statistics=lines, header=inp.header,
-                          identifier=inp.identifier,
-                          max_rows=inp.max_rows).encode()
+    names = {"load_table", "sha256_file", "category_column"}
+    names.update(s["reader"] for s in inp.statistics)
+    return _SCRIPT.format(
+        release_id=inp.release_id, count=len(inp.statistics), created_at=inp.created_at,
+        version=__version__, dataset_name=doc_safe(inp.dataset_name),
+        fingerprint=inp.fingerprint,
+        # The exact charge (as the manifest's ``epsilon_exact``), not a rounded float.
+        epsilon=str(inp.epsilon), delta=str(inp.delta), script_name=name,
+        dataset_path=inp.dataset_path or inp.dataset_name,
+        data_imports=", ".join(sorted(names)), identifier=inp.identifier,
+        max_rows=inp.max_rows,
+        statistics="\n".join(_statistic(i, s) for i, s in enumerate(inp.statistics)),
+        header_arg="" if inp.header else ", header=False").encode()
 
 
 def render_plan_bundle(inp: PlanBundle) -> list[RenderedFile]:

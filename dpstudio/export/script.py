@@ -20,44 +20,24 @@ from dpstudio.analysis.capabilities import release_refusal
 from dpstudio.analysis.request import AnalysisSpec
 from dpstudio.analysis.result import shape_of
 from dpstudio.engine.queries import QuerySpec
+from dpstudio.export.script_preamble import (
+    DATASET_LINES,
+    END,
+    READERS,
+    USAGE,
+    doc_safe,
+    literal,
+    preamble,
+    spec_lines,
+)
 
 __all__ = ["READERS", "release_script"]
 
-#: How a column is read for a query (the function of :mod:`dpstudio.data`).
-READERS = ("numeric_column", "category_column", "yes_no_column")
-
-# Fragments every generated script shares (each script stays self-contained: they are
-# pasted into its text, never imported by it).
-
-
-def warning(drawn: str = "noise", private: str = "differentially",
-            output: str = "result") -> str:
-    """The docstring paragraph saying that running the script spends the budget again."""
-    return (f"WARNING: running this script draws FRESH {drawn}. Its output is a NEW {private}\n"
-            "private release: publishing it spends epsilon = {epsilon!r} (delta = {delta!r}) "
-            "again, and\nthis spending is NOT recorded in the DP Studio project ledger. Use "
-            "it to audit or repeat\nthe procedure, and record any "
-            f"{output} you publish with `dpstudio release` instead.\n")
-
-
-#: The warning of a central release drawing noise.
-WARNING = warning()
-#: What the script prints on stderr first, for noise and for randomness.
-NOTE_NOISE = '''\
-    print("note: this draws fresh noise; publishing the output is a new release that is "
-          "not in the project ledger", file=sys.stderr)
-'''
-NOTE_RANDOMNESS = '''\
-    print("note: this draws fresh randomness; publishing the output is a new release that "
-          "is not in the project ledger", file=sys.stderr)
-'''
-#: The dataset's SHA-256 check, before anything is read.
-SHA_CHECK = '''\
-    if sha256_file(DATASET) != FINGERPRINT:
-        print(f"error: {{DATASET}} is not the dataset of release #{release_id} "
-              "(its SHA-256 differs)", file=sys.stderr)
-        return 2
-'''
+# The preambles (warning, stderr note, SHA-256 check) of :mod:`script_preamble`: pasted
+# into each script's text, never imported by it (a script stays self-contained).
+_NOISE = preamble()
+_LOCAL = preamble("randomness", "locally")
+_FILES = preamble(check=False)  # the files' fingerprint is checked after summing them
 
 _TEMPLATE = '''#!/usr/bin/env python3
 """Reproduce DP Studio release #{release_id} ({query} of {column_repr}) with dpstudio.
@@ -65,10 +45,7 @@ _TEMPLATE = '''#!/usr/bin/env python3
 Generated {created_at} by DP Studio {version} for the dataset {dataset_name}
 (SHA-256 {fingerprint}).
 
-''' + WARNING + '''
-Usage: python {script_name} [DATASET]   (default: the path below)
-"""
-
+''' + _NOISE.warning + USAGE + '''
 import json
 import sys
 from pathlib import Path
@@ -78,26 +55,18 @@ from dpstudio.engine.queries import QuerySpec, release
 from dpstudio.engine.rng import SecureSource
 from dpstudio.export import public_result
 
-DATASET = Path(sys.argv[1]) if len(sys.argv) > 1 else Path({dataset_path!r})
-FINGERPRINT = {fingerprint!r}
-
+''' + DATASET_LINES + '''
 SPEC = QuerySpec(
 {spec_lines}
 )
 
 
-def main() -> int:
-''' + NOTE_NOISE + SHA_CHECK + '''\
+''' + _NOISE.main + '''\
     frame = load_table(DATASET{header_arg})
     values = {reader}(frame, SPEC.column)
     result = release(values, SPEC, SecureSource())
     print(json.dumps(public_result(result), indent=2, allow_nan=False))  # public fields only
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-'''
+''' + END
 
 
 _LOCAL_TEMPLATE = '''#!/usr/bin/env python3
@@ -107,10 +76,7 @@ Generated {created_at} by DP Studio {version} for the dataset {dataset_name}
 (SHA-256 {fingerprint}). Local model: each value is randomized as its owner's device
 would ({mechanism}), then the estimate is computed from the randomized reports alone.
 
-''' + warning("randomness", "locally") + '''
-Usage: python {script_name} [DATASET]   (default: the path below)
-"""
-
+''' + _LOCAL.warning + USAGE + '''
 import json
 import sys
 from pathlib import Path
@@ -120,8 +86,7 @@ from dpstudio.engine.local import run_local
 from dpstudio.engine.rng import SecureSource
 from dpstudio.export.tables import local_public
 
-DATASET = Path(sys.argv[1]) if len(sys.argv) > 1 else Path({dataset_path!r})
-FINGERPRINT = {fingerprint!r}
+''' + DATASET_LINES + '''\
 COLUMN = {column!r}
 MECHANISM = {mechanism!r}
 PARAMS = {params}
@@ -130,19 +95,13 @@ BOUNDS = {bounds}
 CONFIDENCE = {confidence!r}
 
 
-def main() -> int:
-''' + NOTE_RANDOMNESS + SHA_CHECK + '''\
+''' + _LOCAL.main + '''\
     frame = load_table(DATASET{header_arg})
     values = {reader}(frame, COLUMN)
     result = run_local(values, MECHANISM, PARAMS, categories=CATEGORIES, bounds=BOUNDS,
                        source=SecureSource(), confidence=CONFIDENCE)
     print(json.dumps(local_public(result, COLUMN), indent=2, allow_nan=False))  # public only
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-'''
+''' + END
 
 
 _MODEL_TEMPLATE = '''#!/usr/bin/env python3
@@ -153,10 +112,7 @@ Generated {created_at} by DP Studio {version} for the dataset {dataset_name}
 feature values set to the middle of their declared bounds, and released by output
 perturbation (dp_erm_logistic, replace-one neighbours, n public).
 
-''' + WARNING + '''
-Usage: python {script_name} [DATASET]   (default: the path below)
-"""
-
+''' + _NOISE.warning + USAGE + '''
 import json
 import sys
 from pathlib import Path
@@ -167,8 +123,7 @@ from dpstudio.engine.queries import present_mask
 from dpstudio.engine.rng import SecureSource
 from dpstudio.export.tables import model_public
 
-DATASET = Path(sys.argv[1]) if len(sys.argv) > 1 else Path({dataset_path!r})
-FINGERPRINT = {fingerprint!r}
+''' + DATASET_LINES + '''\
 LABEL = {label!r}
 FEATURES = {features}
 BOUNDS = {bounds}  # declared in the dataset's schema, never read off the data
@@ -177,8 +132,7 @@ DELTA = {delta!r}
 LAMBDA = {lam!r}
 
 
-def main() -> int:
-''' + NOTE_NOISE + SHA_CHECK + '''\
+''' + _NOISE.main + '''\
     frame = load_table(DATASET{header_arg})
     columns = {{}}
     for name in FEATURES:
@@ -194,12 +148,7 @@ def main() -> int:
                               SecureSource())
     # Public fields only: the model's analyst-only utility (accuracy…) is never printed.
     print(json.dumps(model_public(result, LABEL), indent=2, allow_nan=False))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-'''
+''' + END
 
 
 _FILES_TEMPLATE = '''#!/usr/bin/env python3
@@ -211,7 +160,7 @@ Each file is summed where it is ({engine} engine): clamped to the declared bound
 by randomized rounding from the OS CSPRNG, and returned as exact integers; the noise is
 drawn once, here, after the files' fingerprint has been checked.
 
-''' + WARNING + '''
+''' + _FILES.warning + '''
 Usage: python {script_name} [FOLDER [SCHEDULER]]   (default: the path below; SCHEDULER,
 e.g. tcp://host:8786, runs on that Dask cluster, "pandas" in this process)
 """
@@ -240,8 +189,7 @@ SPEC = QuerySpec(
 )
 
 
-def main() -> int:
-''' + NOTE_NOISE + '''\
+''' + _FILES.main + '''\
     ds = open_files(DATASET)
     with dask_cluster(SCHEDULER) if ENGINE == "dask" else nullcontext() as cluster:
         total, files = sum_files(ds, SPEC.column, READER, SPEC, header={header!r},
@@ -253,50 +201,11 @@ def main() -> int:
         return 2
     result = run_partials(total, SPEC, SecureSource())  # the noise, once, here
     print(json.dumps(public_result(result), indent=2, allow_nan=False))  # public fields only
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-'''
-
-
-def _literal(value: Any) -> str:
-    """A Python literal for a spec field (repr round-trips str, float, int, tuples, dicts)."""
-    if isinstance(value, tuple):
-        return "(" + ", ".join(_literal(v) for v in value) + ("," if len(value) == 1 else "") \
-            + ")"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k!r}: {_literal(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, float | int | str | bool) or value is None:
-        return repr(value)
-    raise TypeError(f"cannot write {type(value).__name__} into a script")
-
-
-def _doc_safe(text: str) -> str:
-    """Text that can sit inside the script's docstring whatever it contains."""
-    return "".join(ch if ch.isprintable() and ch not in '\\"' else "?" for ch in str(text))
-
-
-def _spec_lines(spec: QuerySpec) -> str:
-    """The release's :class:`QuerySpec`, one keyword argument a line."""
-    fields = {
-        "query": spec.query, "mechanism": spec.mechanism, "epsilon": float(spec.epsilon),
-        "delta": float(spec.delta),
-        "bounds": None if spec.bounds is None else tuple(float(b) for b in spec.bounds),
-        "categories": None if spec.categories is None else tuple(spec.categories),
-        "bins": spec.bins, "quantile": spec.quantile, "relation": spec.relation,
-        "confidence": float(spec.confidence), "params": dict(spec.params),
-        "column": spec.column,
-        # How missing values (empty, NaN, ±inf) are treated: part of the procedure.
-        "missing": spec.missing,
-        **({"impute": float(spec.impute_value())} if spec.missing == "impute" else {}),
-    }
-    return "\n".join(f"    {k}={_literal(v)}," for k, v in fields.items())
+''' + END
 
 
 def _central_script(spec: QuerySpec, model: dict[str, Any] | None, **common: Any) -> str:
-    return _TEMPLATE.format(spec_lines=_spec_lines(spec), **common)
+    return _TEMPLATE.format(spec_lines=spec_lines(spec), **common)
 
 
 #: What a manifest's ``execution.scheduler`` says of a cluster started for the release
@@ -311,7 +220,7 @@ _FILES_READERS = {"numeric_column": "numeric", "category_column": "category",
 def _files_script(spec: QuerySpec, *, engine: str, scheduler: str | None, header: bool,
                   **common: Any) -> str:
     common.pop("header_arg", None)
-    return _FILES_TEMPLATE.format(spec_lines=_spec_lines(spec), engine=engine,
+    return _FILES_TEMPLATE.format(spec_lines=spec_lines(spec), engine=engine,
                                   scheduler=scheduler, header=bool(header),
                                   files_reader=_FILES_READERS[common["reader"]], **common)
 
@@ -319,18 +228,18 @@ def _files_script(spec: QuerySpec, *, engine: str, scheduler: str | None, header
 def _local_script(spec: QuerySpec, model: dict[str, Any] | None, **common: Any) -> str:
     return _LOCAL_TEMPLATE.format(
         column=spec.column, mechanism=spec.mechanism,
-        params=_literal(dict(spec.mechanism_params())),
-        categories=_literal(None if spec.categories is None else tuple(spec.categories)),
-        bounds=_literal(None if spec.bounds is None else tuple(float(b) for b in spec.bounds)),
+        params=literal(dict(spec.mechanism_params())),
+        categories=literal(None if spec.categories is None else tuple(spec.categories)),
+        bounds=literal(None if spec.bounds is None else tuple(float(b) for b in spec.bounds)),
         confidence=float(spec.confidence), **common)
 
 
 def _model_script(spec: QuerySpec, model: dict[str, Any], **common: Any) -> str:
     features = tuple(str(f) for f in model["features"])
     return _MODEL_TEMPLATE.format(**(common | dict(
-        column_repr=_doc_safe(repr(model["label"])), label=str(model["label"]),
+        column_repr=doc_safe(repr(model["label"])), label=str(model["label"]),
         features="[" + ", ".join(repr(f) for f in features) + "]",
-        bounds=_literal({f: tuple(float(b) for b in model["bounds"][f]) for f in features}),
+        bounds=literal({f: tuple(float(b) for b in model["bounds"][f]) for f in features}),
         lam=float(model["lambda"]))))
 
 
@@ -402,8 +311,8 @@ def release_script(*, release_id: int, created_at: str, version: str, dataset_na
         raise ValueError("a model release is central-model only" if model is not None else
                          f"no script for {trust_model}-model releases")
     common = dict(release_id=int(release_id), query=spec.query,
-                  column_repr=_doc_safe(repr(spec.column)), created_at=created_at,
-                  version=version, dataset_name=_doc_safe(dataset_name),
+                  column_repr=doc_safe(repr(spec.column)), created_at=created_at,
+                  version=version, dataset_name=doc_safe(dataset_name),
                   fingerprint=fingerprint, epsilon=float(spec.epsilon),
                   delta=float(spec.delta), script_name=script_name, reader=reader,
                   dataset_path=str(dataset_path),

@@ -14,15 +14,18 @@ import textwrap
 from typing import Any
 
 from dpstudio.engine.queries import QuerySpec
-from dpstudio.export.script import (
-    NOTE_RANDOMNESS,
-    SHA_CHECK,
-    _doc_safe,
-    _spec_lines,
-    warning,
+from dpstudio.export.script_preamble import (
+    DATASET_LINES,
+    END,
+    USAGE,
+    doc_safe,
+    preamble,
+    spec_lines,
 )
 
 __all__ = ["protocol_script"]
+
+_PREAMBLE = preamble("randomness")
 
 _TEMPLATE = '''#!/usr/bin/env python3
 """Reproduce DP Studio release #{release_id} ({title} {query} of {column_repr}) with dpstudio.
@@ -30,10 +33,7 @@ _TEMPLATE = '''#!/usr/bin/env python3
 Generated {created_at} by DP Studio {version} for the dataset {dataset_name}
 (SHA-256 {fingerprint}). {parties}
 
-''' + warning("randomness") + '''
-Usage: python {script_name} [DATASET]   (default: the path below)
-"""
-
+''' + _PREAMBLE.warning + USAGE + '''
 import json
 import sys
 from pathlib import Path
@@ -44,8 +44,7 @@ from dpstudio.data import load_table, sha256_file, {reader}
 from dpstudio.engine.queries import QuerySpec
 from dpstudio.engine.rng import SecureSource
 
-DATASET = Path(sys.argv[1]) if len(sys.argv) > 1 else Path({dataset_path!r})
-FINGERPRINT = {fingerprint!r}
+''' + DATASET_LINES + '''\
 TRUST_MODEL = {trust_model!r}
 
 # The protocol is calibrated for this (epsilon, delta): the same plan as the release.
@@ -54,18 +53,12 @@ SPEC = QuerySpec(
 )
 
 
-def main() -> int:
-''' + NOTE_RANDOMNESS + SHA_CHECK + '''\
+''' + _PREAMBLE.main + '''\
     frame = load_table(DATASET{header_arg})
     values = {reader}(frame, SPEC.column)
     result = run(AnalysisSpec(TRUST_MODEL, SPEC), values, SecureSource())
     print(json.dumps(protocol_public(result), indent=2, allow_nan=False))  # public only
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-'''
+''' + END
 
 
 def protocol_script(spec: QuerySpec, public: dict[str, Any], trust_model: str, title: str,
@@ -99,8 +92,8 @@ def protocol_script(spec: QuerySpec, public: dict[str, Any], trust_model: str, t
     sees = "; ".join(f"the {who} sees {what}" for who, what in
                      (parties.get("sees") or {}).items())
     trusted = "; ".join(parties.get("trusted") or [])
-    text = _doc_safe(f"{title.capitalize()}: {sees}. Trusted: {trusted}.")
+    text = doc_safe(f"{title.capitalize()}: {sees}. Trusted: {trusted}.")
     # Wrapped at 88 columns: it sits in the docstring.
     parties_doc = textwrap.fill(text, 88, break_long_words=False, break_on_hyphens=False)
-    return _TEMPLATE.format(spec_lines=_spec_lines(calibrated), trust_model=trust_model,
+    return _TEMPLATE.format(spec_lines=spec_lines(calibrated), trust_model=trust_model,
                             title=title, parties=parties_doc, **common)

@@ -18,9 +18,18 @@ from typing import Any
 
 from dpstudio.engine.contribution import check_max_rows, person_relation
 from dpstudio.engine.queries import QuerySpec
-from dpstudio.export.script import NOTE_NOISE, SHA_CHECK, _doc_safe, _spec_lines
+from dpstudio.export.script_preamble import (
+    DATASET_LINES,
+    END,
+    USAGE,
+    doc_safe,
+    preamble,
+    spec_lines,
+)
 
 __all__ = ["user_level_script"]
+
+_PREAMBLE = preamble(also="a fresh choice of each person's rows")
 
 _USER_TEMPLATE = '''#!/usr/bin/env python3
 """Reproduce DP Studio release #{release_id} (user-level {query} of {column_repr}) with dpstudio.
@@ -35,15 +44,7 @@ never read off the data), chosen at random with the OS CSPRNG exactly as the rel
 did; rows without an identifier are left out; every sensitivity is {max_rows} x a row's.
 How many rows were dropped is never printed.
 
-WARNING: running this script draws FRESH noise (and a fresh choice of each person's rows).
-Its output is a NEW differentially private release: publishing it spends
-epsilon = {epsilon!r} (delta = {delta!r}) again, and this spending is NOT recorded in the
-DP Studio project ledger. Use it to audit or repeat the procedure, and record any result
-you publish with `dpstudio release` instead.
-
-Usage: python {script_name} [DATASET]   (default: the path below)
-"""
-
+''' + _PREAMBLE.warning + USAGE + '''
 import json
 import sys
 from pathlib import Path
@@ -54,8 +55,7 @@ from dpstudio.engine.queries import QuerySpec
 from dpstudio.engine.rng import SecureSource
 from dpstudio.export import public_result
 
-DATASET = Path(sys.argv[1]) if len(sys.argv) > 1 else Path({dataset_path!r})
-FINGERPRINT = {fingerprint!r}
+''' + DATASET_LINES + '''\
 IDENTIFIER = {identifier!r}  # the column naming each row's person
 MAX_ROWS = {max_rows!r}  # declared maximum of rows per person (public)
 
@@ -64,8 +64,7 @@ SPEC = QuerySpec(
 )
 
 
-def main() -> int:
-''' + NOTE_NOISE + SHA_CHECK + '''\
+''' + _PREAMBLE.main + '''\
     frame = load_table(DATASET{header_arg})
     values = {reader}(frame, SPEC.column)
     ids = category_column(frame, IDENTIFIER)
@@ -73,12 +72,7 @@ def main() -> int:
     # (OS CSPRNG), then the noise calibrated to MAX_ROWS x each sensitivity.
     result = release_user_level(values, ids, SPEC, MAX_ROWS, SecureSource())
     print(json.dumps(public_result(result), indent=2, allow_nan=False))  # public fields only
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-'''
+''' + END
 
 
 def user_level_script(spec: QuerySpec, contributions: dict[str, Any], **common: Any) -> str:
@@ -112,7 +106,7 @@ def user_level_script(spec: QuerySpec, contributions: dict[str, Any], **common: 
         raise ValueError(str(exc)) from None
     names = sorted({"load_table", "sha256_file", "category_column", common["reader"]})
     return _USER_TEMPLATE.format(
-        spec_lines=_spec_lines(spec), identifier=identifier, max_rows=k,
+        spec_lines=spec_lines(spec), identifier=identifier, max_rows=k,
         rows=f"{k} row{'s' if k != 1 else ''}",
-        identifier_repr=_doc_safe(repr(identifier)), relation=person_relation(k),
+        identifier_repr=doc_safe(repr(identifier)), relation=person_relation(k),
         data_imports=", ".join(names), **common)

@@ -15,9 +15,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from dpstudio.export.script import NOTE_NOISE, SHA_CHECK, warning
+from dpstudio.export.script_preamble import DATASET_LINES, END, USAGE, preamble
 
 __all__ = ["train_script"]
+
+_PREAMBLE = preamble(output="model")
 
 _TEMPLATE = '''#!/usr/bin/env python3
 """Reproduce DP Studio release #{release_id} ({model} model of {label_doc}) with dpstudio.
@@ -25,10 +27,7 @@ _TEMPLATE = '''#!/usr/bin/env python3
 Generated {created_at} by DP Studio {version} for the dataset {dataset_name}
 (SHA-256 {fingerprint}). Method: {method}{variant_doc}.
 
-''' + warning(output="model") + '''
-Usage: python {script_name} [DATASET]   (default: the path below)
-"""
-
+''' + _PREAMBLE.warning + USAGE + '''
 import json
 import sys
 from pathlib import Path
@@ -41,8 +40,7 @@ from dpstudio.engine.rng import SecureSource
 from dpstudio.execution.training_input import training_column_names, training_columns
 from dpstudio.export.train_public import train_public
 
-DATASET = Path(sys.argv[1]) if len(sys.argv) > 1 else Path({dataset_path!r})
-FINGERPRINT = {fingerprint!r}
+''' + DATASET_LINES + '''\
 # The declaration the release used (bounds, categories, yes/no): never read off the data.
 SCHEMA = json.loads({schema!r})
 TRAINING = dict(
@@ -50,19 +48,13 @@ TRAINING = dict(
 )
 
 
-def main() -> int:
-''' + NOTE_NOISE + SHA_CHECK + '''\
+''' + _PREAMBLE.main + '''\
     analysis, _ = resolve_training(describe_training(**TRAINING), Schema.from_dict(SCHEMA))
     frame = load_table(DATASET{header_arg}, columns=training_column_names(analysis))
     result = run(analysis, training_columns(frame, analysis), SecureSource())
     # Public fields only: held-out metrics are read off private rows and never printed.
     print(json.dumps(train_public(result), indent=2, allow_nan=False))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-'''
+''' + END
 
 
 def train_script(*, release_id: int, created_at: str, version: str, dataset_name: str,

@@ -1,7 +1,8 @@
 """A trained model released through a project (``query = "train"``).
 
 The release transaction (:mod:`dpstudio.project.release`) charges, writes and confirms
-every release the same way; a trained model differs in two steps, kept here:
+every release the same way (:mod:`dpstudio.project.release_charge`); a trained model
+differs in two steps, kept here:
 
 - :func:`prepare_train` — the dataset identified and its budget checked as any release;
   the training run described from the spec, resolved against the **declared** schema
@@ -33,6 +34,9 @@ from dpstudio.analysis import run as run_analysis
 from dpstudio.engine.errors import EngineError
 from dpstudio.engine.rng import SecureSource
 from dpstudio.project.errors import ProjectError
+from dpstudio.project.release_checks import budget_root, check_budget, identify_file
+from dpstudio.project.release_output import output_folder
+from dpstudio.project.release_prepare import Prepared
 
 __all__ = ["TrainInput", "TrainRelease", "draw_train", "prepare_train", "summary_lines",
            "train_file_names", "train_spec"]
@@ -160,7 +164,7 @@ def _design_width(analysis: AnalysisSpec) -> int:
 
 
 def prepare_train(project: Any, spec: Any, out_dir: str | os.PathLike[str],
-                  create_out: bool, state: Any = None) -> Any:
+                  create_out: bool, state: Any = None) -> Prepared:
     """Check a train release and read its columns: nothing drawn, nothing charged.
 
     Parameters
@@ -178,21 +182,17 @@ def prepare_train(project: Any, spec: Any, out_dir: str | os.PathLike[str],
 
     Returns
     -------
-    _Prepared
-        As :meth:`ReleaseTransaction._prepare` returns for any release.
+    Prepared
+        As :func:`~dpstudio.project.release_prepare.prepare_release` returns for a
+        statistic.
 
     Raises
     ------
     ProjectError, DatasetChangedError, BudgetExceededError
         In one line, before anything is drawn.
     """
-    import contextlib
-
     from dpstudio.analysis.training import resolve_training
-    from dpstudio.data.fingerprint import content_fingerprint
-    from dpstudio.data.schema import Schema
     from dpstudio.execution.training_input import training_column_names, training_columns
-    from dpstudio.project import release as rel
     from dpstudio.project.accountant import get_accountant
     from dpstudio.project.errors import SpecError
     from dpstudio.project.identity import declared_dict
@@ -210,15 +210,8 @@ def prepare_train(project: Any, spec: Any, out_dir: str | os.PathLike[str],
     if not path.is_file():
         raise ProjectError(f"dataset {spec.dataset}: no such file (a trained model is "
                            "released from one file)")
-    fingerprint, data = rel._read_file(path, spec.header, spec.fingerprint)
-    content = content_fingerprint(data.frame)
-    record, budget_of, notes = project._identify(path, fingerprint, content,
-                                                 spec.share_budget_with,
-                                                 spec.separate_budget)
-    declared = data.declared
-    if declared is None and record is not None:  # moved without its sidecar
-        with contextlib.suppress(Exception):
-            declared = Schema.from_dict(record.schema)
+    fingerprint, data, content, record, budget_of, notes, declared = identify_file(
+        project, spec, path)
     for name in training_column_names(analysis):
         if name not in data.frame.columns:
             raise ProjectError(f"{path.name} has no column {name!r}")
@@ -233,19 +226,19 @@ def prepare_train(project: Any, spec: Any, out_dir: str | os.PathLike[str],
     model = TrainInput(read.columns, read.imputed, tuple(analysis.features or ()), state)
     return _settle(project, spec, analysis, path, fingerprint, content, record, budget_of,
                    notes + more, declared, declared_dict(data.declared), model, out_dir,
-                   create_out, rel)
+                   create_out)
 
 
 def _settle(project: Any, spec: Any, analysis: AnalysisSpec, path: Path, fingerprint: str,
             content: Any, record: Any, budget_of: int | None, notes: list[str],
             declared: Any, declared_schema: dict[str, Any], model: TrainInput,
-            out_dir: Any, create_out: bool, rel: Any) -> Any:
-    """Budget, relation and accountant checked; the output folder (as ``_settle``)."""
+            out_dir: Any, create_out: bool) -> Prepared:
+    """Budget, relation and accountant checked; the output folder (as a statistic's)."""
     from dpstudio.analysis.resolve import reader_for
     from dpstudio.project.accountant import get_accountant
 
     query = analysis.query
-    budget, relation, accountant, schema = rel._budget_root(
+    budget, relation, accountant, schema = budget_root(
         project, spec, path, record, budget_of, None, declared_schema)
     if query.relation != relation:
         method = analysis.training.method
@@ -268,12 +261,12 @@ def _settle(project: Any, spec: Any, analysis: AnalysisSpec, path: Path, fingerp
         of = record.id if record is not None else budget_of
         charges, losses = project._losses(conn, of) if of is not None else ([], [])
     label = path.name
-    rel._check_budget(acc, budget, charges, losses, charge, None, label)
-    out, created = rel._output_folder(out_dir, create_out)
-    return rel._Prepared(spec, query, notes, path, fingerprint, path.name, schema, record,
-                         budget, relation, accountant, charge, None,
-                         reader_for(query, declared), out, created, "central", model,
-                         content, budget_of, analysis, None, False, None)
+    check_budget(acc, budget, charges, losses, charge, None, label)
+    out, created = output_folder(out_dir, create_out)
+    return Prepared(spec, query, notes, path, fingerprint, path.name, schema, record,
+                    budget, relation, accountant, charge, None,
+                    reader_for(query, declared), out, created, "central", model,
+                    content, budget_of, analysis, None, False, None)
 
 
 def draw_train(prep: Any) -> tuple[dict[str, Any], None, TrainRelease]:
@@ -281,7 +274,7 @@ def draw_train(prep: Any) -> tuple[dict[str, Any], None, TrainRelease]:
 
     Parameters
     ----------
-    prep : _Prepared
+    prep : Prepared
         From :func:`prepare_train`.
 
     Returns

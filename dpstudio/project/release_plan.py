@@ -1,7 +1,8 @@
 """Releasing a plan: every statistic of a :class:`~dpstudio.analysis.plan.ReleasePlan` in
 ONE ledger transaction — one charge of the plan's total, one manifest, one report, one
 script — with the transaction machinery of :mod:`dpstudio.project.release` (charge, then
-write, then confirm; recovery from the recorded files).
+write, then confirm; recovery from the recorded files) and the charge's ledger steps every
+release shares (:mod:`dpstudio.project.release_charge`).
 
 The charge is the plan's total: its stated ε and δ with a weights split (never less than
 the exact sum of the shares), the sum of the targets' ε with an accuracy split. What the
@@ -20,7 +21,6 @@ in its unit); how many rows were dropped is written nowhere.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import uuid
@@ -39,23 +39,27 @@ from dpstudio.analysis.plan_split import half_width
 from dpstudio.analysis.plan_user import bound_plan_rows, plan_identifier, run_bounded_statistic
 from dpstudio.analysis.resolve import reader_for
 from dpstudio.data.columns import category_column, require_column
-from dpstudio.data.fingerprint import content_fingerprint
-from dpstudio.data.schema import Schema
 from dpstudio.engine.accounting.budget import as_float, exact
 from dpstudio.engine.accounting.loss import LossDescription
 from dpstudio.engine.contribution import person_relation
 from dpstudio.engine.errors import EngineError
 from dpstudio.engine.queries.grouped import grouped_release
 from dpstudio.engine.rng import SecureSource
-from dpstudio.project import _chain
-from dpstudio.project._fs import tmp_name
 from dpstudio.project.accountant import get_accountant
 from dpstudio.project.analyst_copy import ReleasedRecord
-from dpstudio.project.errors import LedgerTamperedError, ProjectError
+from dpstudio.project.errors import ProjectError
 from dpstudio.project.identity import declared_dict
-from dpstudio.project.ledger_loss import loss_json, release_loss
+from dpstudio.project.ledger_loss import release_loss
 from dpstudio.project.privacy_unit import check_unit
-from dpstudio.project.recovery import tamper_message
+from dpstudio.project.release_charge import (
+    RELEASE_WAIT,
+    insert_pending,
+    open_charge,
+    record_drawn,
+    record_output,
+)
+from dpstudio.project.release_checks import budget_root, check_budget, identify_file
+from dpstudio.project.release_output import free_stem, output_folder
 from dpstudio.project.spec_plan import PlanSpec
 from dpstudio.project.store import absolute, now
 from dpstudio.project.values import read_values
@@ -99,25 +103,15 @@ def _charge_of(plan: ReleasePlan, shares: list[tuple[float, float]]
 
 def _prepare(project: Any, spec: PlanSpec, out_dir: str | os.PathLike[str],
              create_out: bool) -> _PreparedPlan:
-    from dpstudio.project.release import _budget_root, _check_budget, _output_folder, _read_file
-
     if spec.accountant is not None:
         get_accountant(spec.accountant)
     project._require_intact()
     path = Path(absolute(spec.dataset))
     if not path.is_file():
         raise ProjectError(f"dataset {spec.dataset}: no such file (a plan reads one file)")
-    fingerprint, data = _read_file(path, spec.header, spec.fingerprint)
-    content = content_fingerprint(data.frame)
-    record, budget_of, notes = project._identify(path, fingerprint, content,
-                                                 spec.share_budget_with, spec.separate_budget)
-    declared = data.declared
-    if declared is None and record is not None:
-        try:
-            declared = Schema.from_dict(record.schema)
-        except Exception:  # noqa: BLE001 - an unreadable stored schema declares nothing
-            declared = None
-    budget, relation, accountant, schema = _budget_root(
+    fingerprint, data, content, record, budget_of, notes, declared = identify_file(
+        project, spec, path)
+    budget, relation, accountant, schema = budget_root(
         project, spec, path, record, budget_of,
         spec.plan.relation if spec.relation_given else None, declared_dict(data.declared))
     if spec.relation_given and spec.plan.relation != relation:
@@ -165,8 +159,8 @@ def _prepare(project: Any, spec: PlanSpec, out_dir: str | os.PathLike[str],
         of = record.id if record is not None else budget_of
         charges, losses = project._losses(conn, of) if of is not None else ([], [])
         check_unit(project, conn, of, identifier, path.name)  # one release in its unit
-    _check_budget(acc, budget, charges, losses, charge, None, path.name)
-    out, created = _output_folder(out_dir, create_out)
+    check_budget(acc, budget, charges, losses, charge, None, path.name)
+    out, created = output_folder(out_dir, create_out)
     return _PreparedPlan(spec, plan, notes + plan_notes, path, fingerprint, content, record,
                          budget_of, budget, relation, accountant, schema, charge, shares,
                          inputs, out, created, identifier, max_rows, ids)
@@ -265,41 +259,21 @@ def _plan_dict(prep: _PreparedPlan) -> dict[str, Any]:
 
 def _stem(prep: _PreparedPlan, release_id: int, uid: str) -> str:
     from dpstudio.export.plan_bundle import plan_file_names
-    from dpstudio.project.release import _slug
 
-    base = _slug(prep.spec.name or "plan")
-    for stem in (f"r{release_id:04d}-{base}", f"r{release_id:04d}-{base}-{uid[:8]}"):
-        names = plan_file_names(stem, prep.spec.formats, prep.spec.report, prep.spec.script)
-        if not any((prep.out / n).exists() or (prep.out / tmp_name(n, uid)).exists()
-                   for n in names):
-            return stem
-    raise ProjectError(f"{prep.out} already holds files named like this release's; choose "
-                       "another output folder")
+    return free_stem(prep.out, uid, release_id, prep.spec.name or "plan",
+                     lambda stem: plan_file_names(stem, prep.spec.formats, prep.spec.report,
+                                                  prep.spec.script))
 
 
 def _charge(project: Any, prep: _PreparedPlan) -> tuple[int, str, list]:
     """One transaction: check, record as pending, draw every statistic, render, record."""
     from dpstudio.export.plan_bundle import PlanBundle, render_plan_bundle
-    from dpstudio.project.release import _check_budget
 
-    acc = get_accountant(prep.accountant)
     uid = uuid.uuid4().hex
     created_at = now()
     columns = ", ".join(dict.fromkeys(s.column for s in prep.plan.statistics))
     with project._transaction() as conn:
-        if prep.record is None:
-            dataset_id = project._insert_dataset(conn, prep.fingerprint, prep.path,
-                                                 prep.schema, prep.budget, prep.relation,
-                                                 prep.accountant, prep.content,
-                                                 prep.budget_of)
-        else:
-            dataset_id = prep.record.id
-        problems = project._audit_locked(conn).problems
-        if problems:
-            raise LedgerTamperedError(tamper_message(project.path, problems), problems)
-        charges, losses = project._losses(conn, dataset_id)
-        check_unit(project, conn, dataset_id, prep.identifier, prep.path.name)
-        _check_budget(acc, prep.budget, charges, losses, prep.charge, None, prep.path.name)
+        dataset_id, charges, losses = open_charge(project, conn, prep, prep.identifier)
         spec_dict = {"dataset": str(prep.path), "fingerprint": prep.fingerprint,
                      "content_hash": None if prep.content is None else prep.content.digest,
                      "plan": _plan_dict(prep), "accountant": prep.accountant,
@@ -308,29 +282,16 @@ def _charge(project: Any, prep: _PreparedPlan) -> tuple[int, str, list]:
                      "identifier": prep.identifier, "max_rows": prep.max_rows,
                      "statistics": [{"column": s.column, "query": s.query, "by": list(s.by),
                                      "target": s.target} for s in prep.plan.statistics]}
-        cur = conn.execute(
-            "INSERT INTO releases (uid, dataset_id, status, created_at, query, column_name, "
-            "mechanism, trust_model, epsilon, delta, accountant, spec_json, noise_json, "
-            "out_dir) VALUES (?, ?, 'pending', ?, 'plan', ?, 'plan', 'central', ?, ?, ?, ?, "
-            "'{}', ?)",
-            (uid, dataset_id, created_at, columns, str(prep.charge[0]), str(prep.charge[1]),
-             prep.accountant, json.dumps(spec_dict, ensure_ascii=False), str(prep.out)))
-        release_id = int(cur.lastrowid)
+        release_id = insert_pending(conn, prep, uid, dataset_id, created_at,
+                                    ("plan", columns, "plan", "central"), spec_dict)
         stats, parts = _draw(prep)  # the noise
         drawn = (sum((exact(s["epsilon"]) for s in stats), Decimal(0)),
                  sum((exact(s["delta"]) for s in stats), Decimal(0)))
         charge = (max(prep.charge[0], drawn[0]), max(prep.charge[1], drawn[1]))
         loss = LossDescription("composed", epsilon=as_float(charge[0]), delta=as_float(charge[1]),
                                parts=tuple(parts))
-        if charge != prep.charge or acc.name != "basic":
-            # What was drawn (a function of the spec, never of the noise) decides a tight
-            # accountant's composition: rolling back here shows nothing.
-            _check_budget(acc, prep.budget, charges, losses, charge, loss, prep.path.name)
-        if charge != prep.charge:
-            conn.execute("UPDATE releases SET epsilon = ?, delta = ? WHERE id = ?",
-                         (str(charge[0]), str(charge[1]), release_id))
-        conn.execute("UPDATE releases SET loss = ? WHERE id = ?", (loss_json(loss), release_id))
-        _chain.record_release(conn, release_id)
+        # Checked as drawn by a tight accountant (nothing was planned before the draw).
+        record_drawn(conn, prep, release_id, (charges, losses), charge, loss)
         stem = _stem(prep, release_id, uid)
         bundle = PlanBundle(
             release_id=release_id, uid=uid, created_at=created_at, stem=stem,
@@ -342,17 +303,11 @@ def _charge(project: Any, prep: _PreparedPlan) -> tuple[int, str, list]:
             notes=list(prep.notes), identifier=prep.identifier, max_rows=prep.max_rows,
             dataset_path=str(prep.path))
         files = render_plan_bundle(bundle)
-        conn.executemany(
-            "INSERT INTO release_files (release_id, name, role, sha256, bytes) VALUES "
-            "(?, ?, ?, ?, ?)",
-            [(release_id, f.name, f.role, f.sha256, len(f.data)) for f in files])
         public = {"plan": _plan_dict(prep), "statistics": [
             {k: v for k, v in s.items() if k not in ("spec", "reader", "keys")}
             for s in stats], "notes": list(prep.notes)}
-        noise = {"parts": [p.to_dict() for p in parts]}
-        conn.execute("UPDATE releases SET noise_json = ?, result_json = ? WHERE id = ?",
-                     (json.dumps(noise, allow_nan=False),
-                      json.dumps(public, allow_nan=False, ensure_ascii=False), release_id))
+        record_output(conn, release_id, files, {"parts": [p.to_dict() for p in parts]},
+                      public)
     return release_id, uid, files
 
 
@@ -384,7 +339,6 @@ def release_plan(project: Any, spec: PlanSpec, out_dir: str | os.PathLike[str],
         For bad input (one sentence), or when writing fails after charging.
     """
     from dpstudio.jobs import check as check_state
-    from dpstudio.project.release import RELEASE_WAIT
 
     with project._lock.held(RELEASE_WAIT):
         project._recover_locked()

@@ -44,6 +44,16 @@ from typing import Any
 from dpstudio.analysis.plan import METHODS, PLAN_QUERIES, PlanStatistic, ReleasePlan
 from dpstudio.engine.queries import RELATIONS
 from dpstudio.project.errors import SpecError
+from dpstudio.project.spec_fields import (
+    prefix,
+    read_accountant,
+    read_bool,
+    read_bounds,
+    read_categories,
+    read_number,
+    read_script_format,
+    read_string,
+)
 
 __all__ = ["PLAN_SPEC_VERSION", "PlanSpec", "parse_plan_spec"]
 
@@ -101,8 +111,6 @@ class PlanSpec:
 
 
 def _statistic(raw: Any, i: int, where: str) -> PlanStatistic:
-    from dpstudio.project.spec import _number, _string
-
     at = f"{where}[[statistics]] {i + 1}: "
     if not isinstance(raw, dict):
         raise SpecError(f"{at}a statistic is a table")
@@ -112,35 +120,26 @@ def _statistic(raw: Any, i: int, where: str) -> PlanStatistic:
     for key in ("column", "query"):
         if key not in raw:
             raise SpecError(f"{at}missing required key {key!r}")
-    query = _string(raw, "query", at)
+    query = read_string(raw, "query", at)
     if query not in PLAN_QUERIES:
         raise SpecError(f"{at}query must be one of {', '.join(PLAN_QUERIES)}, got {query!r}")
-    bounds = raw.get("bounds")
-    if bounds is not None:
-        if (not isinstance(bounds, list) or len(bounds) != 2
-                or any(isinstance(b, bool) or not isinstance(b, int | float) for b in bounds)):
-            raise SpecError(f"{at}bounds must be two numbers [lower, upper], got {bounds!r}")
-        bounds = (float(bounds[0]), float(bounds[1]))
-    categories = raw.get("categories")
-    if categories is not None:
-        if not isinstance(categories, list) or not all(isinstance(c, str) for c in categories):
-            raise SpecError(f"{at}categories must be a list of strings")
-        categories = tuple(categories)
+    bounds = read_bounds(raw, at)
+    categories = read_categories(raw, at)
     by = raw.get("by", [])
     if (not isinstance(by, list) or not all(isinstance(b, str) and b.strip() for b in by)
             or not 0 <= len(by) <= 2):
         raise SpecError(f"{at}by must list one or two column names, got {by!r}")
-    target = _number(raw, "target", at)
+    target = read_number(raw, "target", at)
     if target is not None and not target > 0:
         raise SpecError(f"{at}target must be a positive half-width, got {target!r}")
     return PlanStatistic(
-        column=_string(raw, "column", at), query=query, bounds=bounds,
+        column=read_string(raw, "column", at), query=query, bounds=bounds,
         categories=categories, by=tuple(b.strip() for b in by),
         target=None if target is None else float(target),
-        mechanism=_string(raw, "mechanism", at),
-        bins=_number(raw, "bins", at, integer=True, low=1),
-        missing=_string(raw, "missing", at, "impute" if "impute" in raw else "drop"),
-        impute=_number(raw, "impute", at))
+        mechanism=read_string(raw, "mechanism", at),
+        bins=read_number(raw, "bins", at, integer=True, low=1),
+        missing=read_string(raw, "missing", at, "impute" if "impute" in raw else "drop"),
+        impute=read_number(raw, "impute", at))
 
 
 def _split(data: dict, n: int, where: str) -> tuple[str, tuple[float, ...] | None]:
@@ -191,16 +190,7 @@ def parse_plan_spec(data: dict[str, Any], source: str = "", base: Path | None = 
     """
     import os
 
-    from dpstudio.project.spec import (
-        _accountant,
-        _bool,
-        _number,
-        _script_format,
-        _string,
-        _where,
-    )
-
-    where = _where(source)
+    where = prefix(source)
     unknown = sorted(set(data) - set(_TOP) - set(_TABLES))
     if unknown:
         raise SpecError(f"{where}unknown key {unknown[0]!r} in a version-2 spec (known: "
@@ -213,13 +203,13 @@ def parse_plan_spec(data: dict[str, Any], source: str = "", base: Path | None = 
         raise SpecError(f"{where}a version-2 spec needs at least one [[statistics]] table")
     stats = tuple(_statistic(s, i, where) for i, s in enumerate(raw_stats))
     method, weights = _split(data, len(stats), where)
-    dataset = _string(data, "dataset", where)
+    dataset = read_string(data, "dataset", where)
     if base is not None and not os.path.isabs(dataset):
         dataset = str(base / dataset)
-    relation = _string(data, "relation", where, "add-remove")
+    relation = read_string(data, "relation", where, "add-remove")
     if relation not in RELATIONS:
         raise SpecError(f"{where}relation must be add-remove or replace, got {relation!r}")
-    confidence = float(_number(data, "confidence", where, 0.95))
+    confidence = float(read_number(data, "confidence", where, 0.95))
     if not 0.0 < confidence < 1.0:
         raise SpecError(f"{where}confidence must lie strictly between 0 and 1, got "
                         f"{confidence}")
@@ -231,33 +221,34 @@ def parse_plan_spec(data: dict[str, Any], source: str = "", base: Path | None = 
     if (not isinstance(formats, list) or not formats
             or any(f not in allowed for f in formats)):
         raise SpecError(f"{where}a plan's formats are \"csv\" and \"json\", got {formats!r}")
-    fingerprint = _string(data, "fingerprint", where)
-    share = _number(data, "share_budget_with", where, integer=True, low=1,
+    fingerprint = read_string(data, "fingerprint", where)
+    share = read_number(data, "share_budget_with", where, integer=True, low=1,
                     what="a dataset id")
-    separate = _bool(data, "separate_budget", where, False)
+    separate = read_bool(data, "separate_budget", where, False)
     if separate and share is not None:
         raise SpecError(f"{where}share_budget_with and separate_budget = true contradict each "
                         "other: choose one")
-    if _script_format(data, where) != "py":
+    if read_script_format(data, where) != "py":
         raise SpecError(f"{where}a plan's script is a Python file: leave out script_format "
                         "(a notebook comes later)")
     plan = ReleasePlan(
-        statistics=stats, epsilon=float(_number(data, "epsilon", where, low=0.0)),
-        delta=float(_number(data, "delta", where, 0.0, low=0.0)), method=method,
+        statistics=stats, epsilon=float(read_number(data, "epsilon", where, low=0.0)),
+        delta=float(read_number(data, "delta", where, 0.0, low=0.0)), method=method,
         weights=weights, confidence=confidence, relation=relation,
-        mechanism=_string(data, "mechanism", where, "laplace"),
-        rows=_number(data, "rows", where, integer=True, low=1, what="a number of rows"))
-    identifier = _string(data, "identifier", where)
-    max_rows = _number(data, "max_rows", where, integer=True, low=1,
+        mechanism=read_string(data, "mechanism", where, "laplace"),
+        rows=read_number(data, "rows", where, integer=True, low=1, what="a number of rows"))
+    identifier = read_string(data, "identifier", where)
+    max_rows = read_number(data, "max_rows", where, integer=True, low=1,
                        what="a number of rows per person")
-    b_eps = _number(budget, "epsilon", f"{where}[budget] ")
-    b_delta = _number(budget, "delta", f"{where}[budget] ")
+    b_eps = read_number(budget, "epsilon", f"{where}[budget] ")
+    b_delta = read_number(budget, "delta", f"{where}[budget] ")
     return PlanSpec(
         dataset=dataset, plan=plan, formats=tuple(dict.fromkeys(formats)),
-        report=_bool(data, "report", where, False), script=_bool(data, "script", where, False),
-        script_format=_script_format(data, where), name=_string(data, "name", where),
+        report=read_bool(data, "report", where, False),
+        script=read_bool(data, "script", where, False),
+        script_format=read_script_format(data, where), name=read_string(data, "name", where),
         fingerprint=None if fingerprint is None else fingerprint.lower(),
-        accountant=_accountant(data, where), header=_bool(data, "header", where, True),
+        accountant=read_accountant(data, where), header=read_bool(data, "header", where, True),
         share_budget_with=share, separate_budget=separate,
         budget_epsilon=None if b_eps is None else float(b_eps),
         budget_delta=None if b_delta is None else float(b_delta),

@@ -55,16 +55,16 @@ from typing import Any
 from dpstudio.analysis.request import TRAIN_QUERY, AnalysisSpec
 from dpstudio.engine.errors import EngineError
 from dpstudio.project.errors import SpecError
-from dpstudio.project.spec import (
+from dpstudio.project.spec_fields import (
     SPEC_VERSION,
-    ReleaseSpec,
-    _number,
-    _string,
-    _toml_str,
-    _toml_value,
-    _where,
-    parse_spec,
+    check_version,
+    prefix,
+    read_number,
+    read_string,
+    toml_str,
+    toml_value,
 )
+from dpstudio.project.spec_statistic import ReleaseSpec, parse_statistic_spec
 
 __all__ = ["COMMON_KEYS", "TRAIN_KEYS", "parse_train_spec", "train_analysis", "train_spec",
            "train_spec_text"]
@@ -121,7 +121,7 @@ def parse_train_spec(data: dict[str, Any], source: str = "",
     SpecError
         In one line, for a key, value or combination that cannot be trained and released.
     """
-    where = _where(source)
+    where = prefix(source)
     unknown = sorted(set(data) - set(COMMON_KEYS) - set(TRAIN_KEYS))
     if unknown:
         key = unknown[0]
@@ -134,7 +134,7 @@ def parse_train_spec(data: dict[str, Any], source: str = "",
                             "random bit from the OS CSPRNG; simulate with dpstudio train "
                             "--simulate SEED)"}.get(key, "")
         raise SpecError(f"{where}a train spec takes no key {key!r}{hint}")
-    label = _string(data, "label", where)
+    label = read_string(data, "label", where)
     if label is None:
         raise SpecError(f"{where}a train spec needs label = \"COLUMN\" (the column to predict)")
     features = _text_list(data.get("features"))
@@ -144,48 +144,53 @@ def parse_train_spec(data: dict[str, Any], source: str = "",
     if data.get("engine", "auto") not in ("auto", "pandas"):
         raise SpecError(f"{where}a trained model is released in this process: leave out "
                         "engine (or set engine = \"pandas\")")
-    options = {"model": _string(data, "model", where, "logistic"),
-               "method": _string(data, "method", where, "output"),
-               "fed_variant": _string(data, "fed_variant", where, None)}
+    options = {"model": read_string(data, "model", where, "logistic"),
+               "method": read_string(data, "method", where, "output"),
+               "fed_variant": read_string(data, "fed_variant", where, None)}
     params = {}
     for key in _PARAMS:
-        value = _number(data, key, where)
+        value = read_number(data, key, where)
         if value is not None:
             params[key] = float(value)
     for key in ("hidden", "sites", "rounds", "local_steps", "colluding", "dropouts",
                 "split_seed"):
-        value = _number(data, key, where, integer=True)
+        value = read_number(data, key, where, integer=True)
         if value is not None:
             options[key] = int(value)
     for key in ("imbalance", "fraction", "test_fraction"):
-        value = _number(data, key, where)
+        value = read_number(data, key, where)
         if value is not None:
             options[key] = float(value)
     if "sites_by" in data:
-        options["sites_by"] = _string(data, "sites_by", where)
+        options["sites_by"] = read_string(data, "sites_by", where)
     if "fed_noise" in data:
-        options["fed_noise"] = _string(data, "fed_noise", where)
+        options["fed_noise"] = read_string(data, "fed_noise", where)
     options = {k: options[k] for k in _OPTIONS if options.get(k) is not None}
     # The keys every spec shares (formats, budget, fingerprint, accountant…) are read by
-    # the one reader of specs, on a stand-in statistic: the same checks, the same words.
+    # the reader of a version-1 spec, on a stand-in statistic: the same checks, the same
+    # words. Its version is checked here (a file reaches this only as version 1; a dict
+    # given to train_spec may say otherwise).
     common = {k: v for k, v in data.items()
               if k in COMMON_KEYS and k not in ("query", "mechanism", "epsilon", "delta",
                                                 "relation", "engine")}
-    shell = parse_spec({**common, "column": label, "query": "count",
-                        "mechanism": "laplace", "epsilon": 1.0}, source, base)
+    if check_version(common, where) != SPEC_VERSION:
+        raise SpecError(f"{where}a train spec has schema_version = {SPEC_VERSION} (2 is a "
+                        "release plan)")
+    shell = parse_statistic_spec({**common, "column": label, "query": "count",
+                                  "mechanism": "laplace", "epsilon": 1.0}, source, base)
     spec = replace(shell, features=features, training=options)
-    epsilon = _number(data, "epsilon", where)
+    epsilon = read_number(data, "epsilon", where)
     if epsilon is None:
         raise SpecError(f"{where}missing required key 'epsilon'")
     spec = replace(spec, query=train_analysis(
-        spec, label, epsilon, float(_number(data, "delta", where, 0.0)), params,
+        spec, label, epsilon, float(read_number(data, "delta", where, 0.0)), params,
         where).query)
     q = spec.query
-    mechanism = _string(data, "mechanism", where)
+    mechanism = read_string(data, "mechanism", where)
     if mechanism is not None and mechanism != q.mechanism:
         raise SpecError(f"{where}method = \"{options['method']}\" uses the mechanism "
                         f"{q.mechanism or 'none'}, not {mechanism!r} (leave out mechanism)")
-    relation = _string(data, "relation", where)
+    relation = read_string(data, "relation", where)
     if relation is not None and relation != q.relation:
         raise SpecError(f"{where}the {options['method']} method's guarantee is stated under "
                         f"the {q.relation} relation, not {relation} (leave out relation)")
@@ -302,7 +307,7 @@ def train_spec_text(spec: ReleaseSpec) -> str:
     """
     q = spec.query
     t = dict(spec.training or {})
-    lines = [f"schema_version = {SPEC_VERSION}", f"dataset = {_toml_str(str(spec.dataset))}"]
+    lines = [f"schema_version = {SPEC_VERSION}", f"dataset = {toml_str(str(spec.dataset))}"]
     fields: list[tuple[str, Any]] = [
         ("fingerprint", spec.fingerprint), ("query", TRAIN_QUERY), ("label", q.column),
         ("features", list(spec.features or ())),
@@ -316,11 +321,11 @@ def train_spec_text(spec: ReleaseSpec) -> str:
         ("header", None if spec.header else False),
         ("script_format", None if spec.script_format == "py" else spec.script_format),
     ]
-    lines += [f"{k} = {_toml_value(v)}" for k, v in fields if v is not None]
+    lines += [f"{k} = {toml_value(v)}" for k, v in fields if v is not None]
     if spec.budget_epsilon is not None or spec.budget_delta is not None:
         lines += ["", "[budget]"]
         if spec.budget_epsilon is not None:
-            lines.append(f"epsilon = {_toml_value(float(spec.budget_epsilon))}")
+            lines.append(f"epsilon = {toml_value(float(spec.budget_epsilon))}")
         if spec.budget_delta is not None:
-            lines.append(f"delta = {_toml_value(float(spec.budget_delta))}")
+            lines.append(f"delta = {toml_value(float(spec.budget_delta))}")
     return "\n".join(lines) + "\n"

@@ -17,6 +17,12 @@ what is still to compose (:attr:`BudgetFigures.pending`), the budget panel compo
 a worker (:func:`compose_pending`), and the figures read the result once it is cached.
 Until then the ε words say so ("… → composing under pld") and the release is not called
 over budget on ε (the release transaction gates it with the accountant in any case).
+
+A shuffle or secure-aggregation release charges what its protocol meets for the public
+number of users, which can be below the ε on the slider (the privacy blanket's FMT21
+bound): that is planned in the same worker (:mod:`~dpstudio.ui.budget_protocol`), and
+until it is, the ε words say so ("… → planning the protocol…"); then ``this`` is the
+planned charge and :attr:`BudgetFigures.asked` the slider's (ε, δ).
 """
 
 from __future__ import annotations
@@ -31,6 +37,13 @@ from typing import Any
 from dpstudio.analysis.choices import fixed_epsilon, release_epsilon
 from dpstudio.engine.accounting import budget as exact_budget
 from dpstudio.engine.accounting.loss import LossDescription
+from dpstudio.ui.budget_protocol import (
+    MISSING,
+    PlannedCharge,
+    ProtocolRequest,
+    cached_charge,
+    protocol_request,
+)
 
 __all__ = ["BudgetFigures", "ProjectBudget", "TightRequest", "amount", "budget_figures",
            "compose_pending", "largest_within"]
@@ -137,6 +150,15 @@ class BudgetFigures:
     pending : TightRequest or None
         Under a tight accountant, what is still to compose (give it to
         :func:`compose_pending`, in a worker); None when nothing is.
+    asked : tuple of Decimal or None
+        For a protocol release whose planned charge differs from the (ε, δ) set on
+        screen, the ones set (``this`` is then the charge); None otherwise.
+    planned : PlannedCharge or None
+        That protocol's plan: the charge, the users it is for, and how it accounts.
+    planning : ProtocolRequest or None
+        A protocol release whose charge is still to plan (give it to
+        :func:`~dpstudio.ui.budget_protocol.plan_charge`, in a worker); ``this`` is then
+        the (ε, δ) set, an upper bound of the charge.
     """
 
     total: tuple[Decimal, Decimal]
@@ -150,6 +172,14 @@ class BudgetFigures:
     fixed: bool = False
     composed: tuple[Decimal, Decimal] | None = None
     pending: TightRequest | None = None
+    asked: tuple[Decimal, Decimal] | None = None
+    planned: PlannedCharge | None = None
+    planning: ProtocolRequest | None = None
+
+    @property
+    def waiting(self) -> bool:
+        """Whether this release's ε is still being worked out (planned or composed)."""
+        return self.pending is not None or self.planning is not None
 
     @property
     def tight(self) -> bool:
@@ -178,7 +208,7 @@ class BudgetFigures:
         accountant, the total minus the composition with this release."""
         if self.composed is not None:
             return exact_budget.remaining(self.total, [self.composed])
-        if self.pending is not None:  # ε not known yet: the transaction gates it
+        if self.waiting:  # ε not known yet: the transaction gates it
             return exact_budget.remaining(self.total, [self.spent, (_ZERO, self.this[1])])
         return exact_budget.remaining(self.total, [self.spent, self.this])
 
@@ -227,9 +257,14 @@ class BudgetFigures:
                     + (f"{amount(-left)} over" if left < 0 else f"{amount(left)} left"))
         after = self.after[index]
         rest = f"{amount(-after)} over" if after < 0 else f"{amount(after)} left"
-        if index == 0 and self.pending is not None:
+        if index == 0 and self.planning is not None:
+            this, rest = "…", "planning the protocol…"
+        elif index == 0 and self.pending is not None:
             rest = f"composing under {self.accountant}…"
-        return f"{symbol} {spent} spent + {this} this release of {total} → {rest}"
+        release = "this release"
+        if self.asked is not None and self.asked[index] != self.this[index]:
+            release += f" ({amount(self.asked[index])} set)"  # the tooltip says why
+        return f"{symbol} {spent} spent + {this} {release} of {total} → {rest}"
 
     def usable(self) -> tuple[float | None, float | None]:
         """The ε and δ that would make this release fit: what is left, exactly.
@@ -321,15 +356,32 @@ def budget_figures(session: Any) -> BudgetFigures:
     # as the accountant reads it: the exact decimal of the float.
     this = (exact_budget.exact(release_epsilon(snapshot)),
             exact_budget.exact(s.delta if s.needs_delta else 0.0))
+    asked, planned, planning = None, None, None
+    request = protocol_request(snapshot, _rows(s), getattr(s, "schema", None), this)
+    if request is not None:  # a protocol charges its plan's (ε, δ) at the public n
+        found = cached_charge(request)
+        if found is MISSING:
+            planning = request
+        elif found is not None and found.charge != this:
+            asked, this, planned = this, found.charge, found
     composed, pending = None, None
-    if pb is not None and accountant != "basic" and pb.losses is not None:
+    if (planning is None and pb is not None and accountant != "basic"
+            and pb.losses is not None):
         key = TightRequest.of(accountant, tuple(pb.losses), snapshot, this)
         with _LOCK:
             composed = _COMPOSED.get(key)
         pending = key if composed is None else None
     return BudgetFigures(total, spent, this, releases, project, name, accountant,
                          fixed=fixed_epsilon(snapshot) is not None, composed=composed,
-                         pending=pending)
+                         pending=pending, asked=asked, planned=planned,
+                         planning=planning)
+
+
+def _rows(session: Any) -> int | None:
+    """Users a release of the session's column covers: every row (a protocol sends a
+    message for a missing value too), as the release transaction counts them."""
+    values = getattr(session, "values", None)
+    return None if values is None else int(values.size)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,11 @@ release being prepared is not spent until it is made: the bar draws it as a seco
 hatched segment after the solid one of what is spent, and the words add up ("ε 1 spent
 + 1 this release of 3 → 1 left"). When the release does not fit, "Use the remaining ε"
 sets ε to exactly what is left.
+
+A shuffle or secure-aggregation release is counted at what its protocol will charge for
+the public number of users (planned in the same worker,
+:mod:`~dpstudio.ui.budget_protocol`), which can be below the slider's ε: the words then
+show the ledger's figure, and the tooltip says why it differs.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from dpstudio.ui.budget_figures import (
     budget_figures,
     compose_pending,
 )
+from dpstudio.ui.budget_protocol import plan_charge
 from dpstudio.ui.number_boxes import mark
 from dpstudio.ui.param_form import REFUSED_STYLE, ScientificSpinBox, SignificantSpinBox
 from dpstudio.ui.session import Session
@@ -152,6 +158,7 @@ class BudgetPanel(QWidget):
         self.runner = JobRunner(self)
         self.runner.sig_finished.connect(self._composed)
         self._submitted: object | None = None
+        self._planning: object | None = None
         self.accountant_line = QLabel(self)
         self.accountant_line.setStyleSheet(f"color: {MUTED}; font-size: 9pt;")
         self.accountant_line.hide()
@@ -255,6 +262,9 @@ class BudgetPanel(QWidget):
         if f.pending is not None and f.pending != self._submitted:
             self._submitted = f.pending
             self.runner.submit("compose", compose_pending, f.pending)
+        if f.planning is not None and f.planning != self._planning:
+            self._planning = f.planning
+            self.runner.submit("protocol", plan_charge, f.planning)
         for index, (bar, words) in enumerate(((self.bar, self.words),
                                               (self.delta_bar, self.delta_words))):
             over = f.ready and f.after[index] < 0
@@ -270,9 +280,12 @@ class BudgetPanel(QWidget):
         self._refresh_use_button(f)
 
     def _composed(self, key: str, _result: object) -> None:
-        """A tight accountant's composition is cached: every reader of the budget (this
-        panel, the Release… button) reads it again."""
-        self._submitted = None
+        """A tight accountant's composition (or a protocol's charge) is cached: every
+        reader of the budget (this panel, the Release… button) reads it again."""
+        if key == "protocol":
+            self._planning = None
+        else:
+            self._submitted = None
         self.session.changed.emit("budget")
 
     def shutdown(self) -> None:
@@ -320,5 +333,23 @@ class BudgetPanel(QWidget):
             problem = s.problem()
             hatched = (f"Nothing to release yet ({problem})." if problem
                        else "Nothing to release yet.")
+        elif f.asked is not None:
+            hatched += " " + charge_differs(f)
         for w in (self.bar, self.words, self.delta_bar, self.delta_words):
             w.setToolTip(f"{spent} {hatched}")
+
+
+def charge_differs(f: BudgetFigures) -> str:
+    """Why "this release" is not the ε on the slider: what the protocol meets for the
+    public number of users, which the ledger charges (two or three sentences)."""
+    assert f.asked is not None and f.planned is not None
+    shown = [i for i in (0, 1) if i == 0 or f.this[1] != f.asked[1]]
+    said = " and ".join(f"{'εδ'[i]} {amount(f.this[i])}" for i in shown)
+    asked = " and ".join(f"{'εδ'[i]} {amount(f.asked[i])}" for i in shown)
+    how = f.planned.accounting
+    how = f" Its accounting: {how[0].upper()}{how[1:]}." if how else ""
+    than = "less" if f.this[0] <= f.asked[0] else "more"
+    return (f"This release charges {said}, not the {asked} set: for its "
+            f"{f.planned.users:,} users (a public number) the protocol meets {than} than "
+            f"asked, and the ledger charges what it meets, as the release dialog shows."
+            f"{how}")

@@ -32,6 +32,7 @@ from dpstudio.analysis.choices import LINE_EPSILONS, MC_EPSILONS, Choices, fixed
 from dpstudio.analysis.curves import Curve, Preview, UtilityResult, curve_name, metric_label
 from dpstudio.analysis.footing import assumptions, caption
 from dpstudio.analysis.partitioned import partition_kind
+from dpstudio.analysis.sample_error import error_of_samples
 from dpstudio.data.errors import DataError
 from dpstudio.engine.errors import EngineError, QueryError
 from dpstudio.engine.queries import delta_method_variance, noisy_statistics
@@ -316,7 +317,7 @@ def folder_montecarlo(s: Choices, files: Any, declared: Any, engine: str, schedu
             list(r.value.values()) if isinstance(r.value, dict) else r.value, dtype=float))
             for r in (run_partials(part.total, spec, SimulationSource(seed * 1000 + i * reps + j))
                       for j in range(reps))])
-        points[i] = _sample_error(draws, truth, s.metric)
+        points[i] = error_of_samples(draws, truth, s.metric)
     curve = Curve(curve_name("central", s.info.label, "simulated"), "central", s.mechanism,
                   "simulation", eps.copy(), points[:, 0], points[:, 1], points[:, 2])
     notes = [f"simulation on the data: {reps} simulated releases per ε from the exact "
@@ -324,23 +325,6 @@ def folder_montecarlo(s: Choices, files: Any, declared: Any, engine: str, schedu
     return UtilityResult(s.utility_key(), s.metric, metric_label(s), [curve],
                          int(part.total.rows) if eps.size else 0, reps, notes,
                          fixed_epsilon(s), caption(s, [curve], False), None)
-
-
-def _sample_error(draws: np.ndarray, truth: np.ndarray, metric: str
-                  ) -> tuple[float, float, float]:
-    """(point, low, high): the metric over simulated releases, ±2 standard errors."""
-    x, t = draws.reshape(draws.shape[0], -1), np.atleast_1d(truth).astype(float)
-    if metric == "tv":
-        per = 0.5 * np.abs(x - t).sum(axis=1) / max(float(t.sum()), 1.0)
-        m, se = per.mean(), per.std(ddof=1) / math.sqrt(per.size)
-        return float(m), float(m - 2 * se), float(m + 2 * se)
-    sq = ((x - t) ** 2).mean(axis=1)
-    mse, se = sq.mean(), sq.std(ddof=1) / math.sqrt(sq.size)
-    point, low, high = (math.sqrt(max(v, 0.0)) for v in (mse, mse - 2 * se, mse + 2 * se))
-    if metric == "relative":
-        scale = float(np.abs(t).mean()) or 1.0
-        return point / scale, low / scale, high / scale
-    return point, low, high
 
 
 def _engine_words(execution: dict[str, Any]) -> str:

@@ -31,6 +31,9 @@ __all__ = ["DatasetLoader", "LoadOutcome", "LoadStatus", "load_job"]
 KEY = "load"
 #: A load shorter than this never shows the progress bar (no flicker for small files).
 SHOW_DELAY_MS = 250
+#: How long closing waits for a load to see its cancel: a load only reads, so nothing is
+#: lost by leaving one that does not stop, and the window (or a test) is not held by it.
+SHUTDOWN_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -107,9 +110,12 @@ class DatasetLoader(QObject):
         """Block until the last load ended (tests and shutdown only; signals still queued)."""
         self._runner.wait(KEY, timeout)
 
-    def shutdown(self) -> None:
+    def shutdown(self) -> bool:
+        """Stop for good; a load that does not stop within :data:`SHUTDOWN_SECONDS` of its
+        cancel (a read stalled on a network share) is left to end in its thread. True
+        when nothing is left running."""
         self._path = None
-        self._runner.shutdown()
+        return self._runner.shutdown(timeout=SHUTDOWN_SECONDS)
 
     def _on_progress(self, key: str, fraction: float, message: str) -> None:
         if key == KEY and self._path is not None:

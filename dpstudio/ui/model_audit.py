@@ -5,13 +5,16 @@ curve at the (ε, δ) it claims (type I against type II error of an attacker tes
 whether one record was in the training data: the method's curve where the engine knows
 it, else the boundary of the (ε, δ) region, labelled so) and, after "Run audit", the
 membership audit's points with their Clopper–Pearson boxes over it and the ε the audit
-certifies, in two plain sentences under the plot. Both run in a worker thread (the
-newest request wins; Cancel keeps the plot as it was and says "cancelled"). Everything
-is simulated with seeded noise: nothing is released or charged.
+certifies, in two plain sentences under the plot. Before it runs, a sentence says the
+most the chosen number of trainings can certify (:func:`power_words`); when that is
+nothing, "Run audit" is disabled and its tooltip says how many it takes. Both run in a
+worker thread (the newest request wins; Cancel keeps the plot as it was and says
+"cancelled"). Everything is simulated with seeded noise: nothing is released or charged.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -25,11 +28,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from dpstudio.ui.model_audit_job import AuditOutcome, ModelTradeoff, audit_job, claim_job
+from dpstudio.ui.model_audit_job import (
+    AUDIT_CONFIDENCE,
+    AuditOutcome,
+    ModelTradeoff,
+    audit_delta,
+    audit_job,
+    certifiable_at_most,
+    claim_job,
+    runs_to_certify,
+)
 from dpstudio.ui.tradeoff_plot import TradeoffPlot
 from dpstudio.ui.worker import JobRunner
 
-__all__ = ["DEFAULT_RUNS", "SIMULATED", "ModelAuditView"]
+__all__ = ["DEFAULT_RUNS", "RUN_TIP", "SIMULATED", "ModelAuditView", "power_words",
+           "too_few_tip"]
 
 #: Trainings per neighbouring dataset by default: seconds, not minutes, on a sample.
 DEFAULT_RUNS = 40
@@ -37,6 +50,55 @@ DEFAULT_RUNS = 40
 SIMULATED = ("Simulated with seeded noise (seed {seed}): the audit trains the model many "
              "times on copies of the data; nothing is released or charged to a budget.")
 _CLAIM, _AUDIT = "model-audit-claim", "model-audit"
+#: The Run button's tooltip when the chosen trainings can certify something.
+RUN_TIP = ("Train the model many times with and without one unusual record and attack "
+           "each model: how much can an attacker tell? (simulated noise)")
+
+
+def power_words(runs: int, delta: float = 0.0, claimed: float | None = None) -> str:
+    """One sentence, before an audit runs: the most ``runs`` trainings can certify.
+
+    Parameters
+    ----------
+    runs : int
+        Trainings per neighbouring dataset.
+    delta : float, optional
+        The claimed δ the audit subtracts.
+    claimed : float, optional
+        The claimed ε (None without a guarantee).
+
+    Returns
+    -------
+    str
+    """
+    conf = f"{AUDIT_CONFIDENCE:.0%}"
+    most = certifiable_at_most(runs, delta)
+    if most <= 0.0:
+        return (f"{runs} trainings per dataset cannot certify any ε > 0 at {conf} "
+                f"confidence, whatever the attack finds: it takes at least "
+                f"{runs_to_certify(delta)}.")
+    tail = ""
+    if claimed is not None and math.isfinite(claimed) and most <= claimed:
+        tail = (f", not above the claimed ε = {claimed:.3g}: this audit cannot show the "
+                f"claim wrong")
+    return (f"{runs} trainings per dataset can certify at most ε = {most:.2f} at {conf} "
+            f"confidence (a perfect attack){tail}.")
+
+
+def too_few_tip(delta: float = 0.0) -> str:
+    """The disabled Run button's tooltip: how many trainings certify anything (one sentence).
+
+    Parameters
+    ----------
+    delta : float, optional
+        The claimed δ the audit subtracts.
+
+    Returns
+    -------
+    str
+    """
+    return (f"It takes at least {runs_to_certify(delta)} trainings per dataset to certify "
+            f"any ε > 0 at {AUDIT_CONFIDENCE:.0%} confidence.")
 
 
 def claim_words(claim: ModelTradeoff) -> str:
@@ -149,9 +211,11 @@ class ModelAuditView(QWidget):
         self.runs_box.setToolTip("How many models the audit trains with, and as many without, "
                                  "the unusual record: more trainings can certify a larger ε")
         self.run_button = QPushButton("Run audit", self)
-        self.run_button.setToolTip("Train the model many times with and without one unusual "
-                                   "record and attack each model: how much can an attacker "
-                                   "tell? (simulated noise)")
+        self.run_button.setToolTip(RUN_TIP)
+        #: What the chosen number of trainings can certify at most, said before a run.
+        self.power = QLabel(self)
+        self.power.setWordWrap(True)
+        self._delta = 0.0  # the δ the audit subtracts (the request's, resolved)
         self.run_button.clicked.connect(self.run_audit)
         self.cancel_button = QPushButton("Cancel", self)
         self.cancel_button.setEnabled(False)
@@ -176,10 +240,12 @@ class ModelAuditView(QWidget):
         col.addWidget(self.plot, 1)
         col.addWidget(self.words)
         col.addLayout(how)
+        col.addWidget(self.power)
         col.addLayout(bar)
         col.addWidget(self.status)
         col.addWidget(self.simulated)
-        self.run_button.setEnabled(False)
+        self.runs_box.valueChanged.connect(lambda _v: self._update_power())
+        self._update_power()
 
     # ----------------------------------------------------------------- public API
 
@@ -200,7 +266,8 @@ class ModelAuditView(QWidget):
         self.simulated.setText(SIMULATED.format(seed=request.seed))
         self.outcome = None
         self.runner.cancel(_AUDIT)
-        self.run_button.setEnabled(True)
+        self._delta = audit_delta(request, schema)
+        self._update_power()
         self.status.setText("working out the model's curve…")
         self.runner.submit(_CLAIM, claim_job, request, frame, schema)
 
@@ -208,6 +275,9 @@ class ModelAuditView(QWidget):
         """Start the audit of the current request (``runs_box`` trainings per dataset)."""
         if self.request is None:
             self.status.setText("Choose a label, features and a method first.")
+            return
+        if certifiable_at_most(int(self.runs_box.value()), self._delta) <= 0.0:
+            self.status.setText(too_few_tip(self._delta))
             return
         self.status.setText("")
         self.progress.setValue(0)
@@ -231,6 +301,17 @@ class ModelAuditView(QWidget):
         self.runner.shutdown()
 
     # ------------------------------------------------------------------ internals
+
+    def _update_power(self) -> None:
+        """Say what the chosen trainings can certify; Run only when that is above 0."""
+        runs = int(self.runs_box.value())
+        req = self.request
+        claimed = (None if req is None or req.method == "nonprivate"
+                   else float(req.epsilon))
+        self.power.setText(power_words(runs, self._delta, claimed))
+        able = certifiable_at_most(runs, self._delta) > 0.0
+        self.run_button.setEnabled(req is not None and able)
+        self.run_button.setToolTip(RUN_TIP if able else too_few_tip(self._delta))
 
     def _busy(self, key: str, busy: bool) -> None:
         if key == _AUDIT:

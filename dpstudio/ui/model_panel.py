@@ -4,7 +4,9 @@ Only declared columns are offered: a yes/no or bounded numeric label, and featur
 are bounded numbers, yes/no or declared categories (their bounds and categories are
 public; nothing is read off the data). The ways of training to compare (central methods
 and FedAvg's privacy variants, :mod:`~dpstudio.ui.model_variants`) are a ticked list; one
-that the analysis layer refuses for the chosen model is greyed with its sentence. The
+that the analysis layer refuses for the chosen model is greyed with its sentence. Both
+lists span the form's width and elide long names in the middle, the full name in the
+row's tooltip (:class:`~dpstudio.ui.elided_list.ElidedList`): no sideways scrolling. The
 methods' parameters (ε, δ, λ, DP-SGD's steps) are a
 :class:`~dpstudio.ui.param_form.ParamForm` generated from the ticked methods' registry
 entries (one value of each shared by all, so they are compared at equal settings).
@@ -30,11 +32,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from dpstudio.ui.elided_list import ElidedList
 from dpstudio.ui.model_jobs import ModelRequest
 from dpstudio.ui.model_variants import AUTO_DELTA_TIP, VARIANT_KEYS, variant
 from dpstudio.ui.param_form import ParamForm
 
-__all__ = ["DEFAULT_VARIANTS", "METHOD_TEXT", "ModelForm"]
+__all__ = ["DEFAULT_VARIANTS", "METHOD_TEXT", "SHORT_LABELS", "ModelForm"]
 
 #: Method → how it is named in captions.
 METHOD_TEXT = {"nonprivate": "non-private (baseline, no guarantee)",
@@ -46,6 +49,9 @@ DEFAULT_VARIANTS = ("output", "dpsgd", "fed-secagg")
 _MODEL_TIPS = {"logistic": "Logistic regression: a yes/no label.",
                "linear": "Ridge regression: a numeric label with declared bounds.",
                "mlp": "A one-hidden-layer network: a yes/no label (trained with DP-SGD)."}
+#: Variant key → the compare list's shorter name (the full one, :attr:`Variant.label`, is
+#: in the row's tooltip and on the plot's legend): the form is ~260 px wide.
+SHORT_LABELS = {"fed-secagg": "FedAvg, secure agg.", "fed-cape": "FedAvg, CAPE noise"}
 #: The parameters' order in the form (the union of the ticked methods' entries).
 _ORDER = ("epsilon", "delta", "lambda", "epochs", "batch_rate", "expected_batch", "clip",
           "learning_rate")
@@ -69,29 +75,28 @@ class ModelForm(QWidget):
         self.label_box.setToolTip("The column the model predicts: a declared yes/no column "
                                   "or a number with declared bounds.")
         form.addRow("Label", self.label_box)
-        self.features = QListWidget(self)
+        # The lists take the form's whole width under their label, and their names are
+        # elided in the middle (full in the tooltip): no sideways scrolling.
+        self.features = ElidedList(self)
         self.features.setToolTip("Tick the columns the model learns from (declared bounds "
                                  "or categories only: nothing is read off the data).")
         self.features.setMinimumHeight(110)
-        form.addRow("Features", self.features)
+        form.addRow(QLabel("Features", self))
+        form.addRow(self.features)
         self.model_box = _combo(self, {m: (m, t) for m, t in _MODEL_TIPS.items()})
         self.model_box.setToolTip("The model trained: logistic regression or a small "
                                   "network for a yes/no label, ridge regression for a number.")
         form.addRow("Model", self.model_box)
-        self.variants = QListWidget(self)
+        self.variants = ElidedList(self)
         self.variants.setToolTip("Tick the ways of training to compare on one plot: central "
                                  "methods (a trusted curator) and federated averaging under "
                                  "each trust model.")
         for key in VARIANT_KEYS:
-            v = variant(key)
-            item = QListWidgetItem(v.label, self.variants)
-            item.setData(Qt.ItemDataRole.UserRole, key)
-            item.setToolTip(v.tip)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Unchecked)
+            self.variants.add(SHORT_LABELS.get(key, variant(key).label), key,
+                              _variant_tip(key))
         self.variants.setMinimumHeight(8 * 19 + 6)
-        compare = QLabel("Compare", self)
-        form.addRow(compare, self.variants)
+        form.addRow(QLabel("Compare", self))
+        form.addRow(self.variants)
         self.sites_by = QComboBox(self)
         self.sites_by.setToolTip("Federated sites: one per value of a declared category, or a "
                                  "random split of the rows.")
@@ -281,11 +286,9 @@ class ModelForm(QWidget):
             kind = _kind(spec)
             if kind is None or spec.name == label:
                 continue
-            item = QListWidgetItem(f"{spec.name}  ({kind})", self.features)
-            item.setData(Qt.ItemDataRole.UserRole, spec.name)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked if spec.name in ticked
-                               else Qt.CheckState.Unchecked)
+            item = self.features.add(f"{spec.name} ({kind})", spec.name)
+            if spec.name in ticked:
+                item.setCheckState(Qt.CheckState.Checked)
         self.features.blockSignals(False)
 
     def item(self, name: str) -> QListWidgetItem | None:
@@ -330,7 +333,8 @@ class ModelForm(QWidget):
             flags = item.flags()
             item.setFlags(flags & ~Qt.ItemFlag.ItemIsEnabled if why
                           else flags | Qt.ItemFlag.ItemIsEnabled)
-            item.setToolTip(f"Not for the {model} model: {why}." if why else variant(key).tip)
+            self.variants.set_tip(item, f"{variant(key).label}: not for the {model} model: "
+                                  f"{why}." if why else _variant_tip(key))
         self.variants.blockSignals(False)
         self._variants_changed(emit=emit)
 
@@ -394,6 +398,12 @@ def _refusal(model: str, key: str) -> str | None:
     except EngineError as err:
         return str(err).rstrip(".")
     return None
+
+
+def _variant_tip(key: str) -> str:
+    """A compare row's tooltip: the variant's full name, then its sentence."""
+    v = variant(key)
+    return f"{v.label}: {v.tip}"
 
 
 def _find(lst: QListWidget, key: str) -> QListWidgetItem | None:

@@ -30,8 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-__all__ = ["HELD_OUT_TEXT", "ModelRelease", "ModelReleaseDialog", "done_text",
-           "release_fields"]
+__all__ = ["HELD_OUT_TEXT", "ModelRelease", "ModelReleaseDialog", "release_fields"]
 
 #: What the confirmation says of the metrics the tab shows (the charge does not cover them).
 HELD_OUT_TEXT = ("Not published: the held-out accuracy, AUC or RMSE the tab shows are read "
@@ -83,32 +82,6 @@ def release_fields(req: Any, dataset: str, header: bool = True,
     if budget is not None and budget[0] is not None:
         fields["budget"] = {"epsilon": float(budget[0]), "delta": float(budget[1] or 0.0)}
     return fields
-
-
-def done_text(public: dict[str, Any], epsilon: Any) -> str:
-    """What the release's result dialog says was released (rich text, one line).
-
-    Parameters
-    ----------
-    public : dict
-        The release's public fields (the ledger's result).
-    epsilon : float or Decimal
-        The ε charged.
-
-    Returns
-    -------
-    str
-    """
-    model = public.get("model") or "model"
-    coefs = public.get("coefficients") or []
-    if coefs:
-        held = f"{len(coefs)} coefficients"
-    elif public.get("weights_shape"):
-        held = f"weights {public['weights_shape']}"
-    else:
-        held = "its parameters"
-    return (f"Released model: <b>{model} by {public.get('method', '?')}</b>, {held} at "
-            f"ε = {float(epsilon):.6g} (held-out metrics are not published)")
 
 
 def _num(x: Any) -> str:
@@ -405,10 +378,6 @@ class ModelRelease(QObject):
     def _done(self, record: Any) -> None:
         if self._releasing and getattr(record, "query", None) == "train":
             self._releasing = False
-            done = getattr(self.projects, "done_dialog", None)
-            if done is not None and getattr(done, "record", None) is record:
-                # The statistics' dialog says "Released value"; a model has no one value.
-                done.value_label.setText(done_text(record.result or {}, record.epsilon))
             self._say(f"Released as #{record.id}: ε = {float(record.epsilon):.6g}, δ = "
                       f"{_num(record.delta)} charged; files in {record.out_dir}.")
         self.update_state()

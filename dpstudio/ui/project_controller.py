@@ -577,9 +577,6 @@ class ProjectController(QObject, SpecActions):
         if self.done_dialog is not None:
             self.done_dialog.close()
             self.done_dialog = None
-        if record.query == "plan":  # the plan view says what was released
-            self.release_done.emit(record)
-            return
         self.done_dialog = ReleaseDoneDialog(record, budget, self.window)
         self.done_dialog.show()
         self.release_done.emit(record)

@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 from dpstudio.engine.registry import REGISTRY
 from dpstudio.project import PROJECT_SUFFIX, ProjectError, ReleaseRecord, ReleaseSpec
 from dpstudio.project.store import budget_amounts
+from dpstudio.ui.done_kinds import released
 from dpstudio.ui.number_boxes import mark
 from dpstudio.ui.param_form import REFUSED_STYLE, ScientificSpinBox, SignificantSpinBox
 from dpstudio.ui.style import MUTED
@@ -108,12 +109,6 @@ def _num(d: Decimal | float) -> str:
     if value == 0:
         return "0"
     return f"{value:.4g}"
-
-
-def _value(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:,.6g}" if abs(v) < 1e6 else f"{v:,.0f}"
-    return str(v)
 
 
 def open_folder(folder: str | Path) -> bool:
@@ -448,39 +443,30 @@ class ReleaseDoneDialog(QDialog):
         super().__init__(parent)
         self.record = record
         self.setWindowTitle(f"Release #{record.id} done")
-        r = record.result or {}
-        what = QUERY_LABELS.get(record.query, record.query)
-        head = (f"<b>Release #{record.id}</b>: {what} of <b>{escape(str(record.column))}</b> "
-                f"({record.mechanism}, ε = {_num(record.epsilon)}, δ = {_num(record.delta)})")
-        self.header = _selectable(head, self, rich=True)
-        value = r.get("value")
+        # A statistic, a histogram, a model or a plan: each says what it released.
+        said = released(record)
+        self.header = _selectable(said.header, self, rich=True)
         self.table: QTableWidget | None = None
-        if isinstance(value, dict):
-            text = f"{len(value)} released counts"
-            self.table = QTableWidget(len(value), 3, self)
-            self.table.setHorizontalHeaderLabels(
-                ["", "released", f"{r.get('confidence', 0.95):.0%} interval"])
-            for i, (label, v) in enumerate(value.items()):
-                lo = (r.get("ci_low") or {}).get(label)
-                hi = (r.get("ci_high") or {}).get(label)
-                cells = [str(label), _value(v),
-                         "" if lo is None else f"{_value(lo)} – {_value(hi)}"]
+        if said.rows:
+            self.table = QTableWidget(len(said.rows), 3, self)
+            self.table.setHorizontalHeaderLabels(["", "released", said.interval])
+            for i, cells in enumerate(said.rows):
                 for j, cell in enumerate(cells):
                     self.table.setItem(i, j, QTableWidgetItem(cell))
+                self.table.item(i, 0).setToolTip(cells[0])  # a plan's labels are long
             self.table.verticalHeader().hide()
+            self.table.setWordWrap(False)
             self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
             self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
             self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+            # The figures whole; the labels take what is left (elided, whole in tooltips).
             self.table.horizontalHeader().setSectionResizeMode(
                 QHeaderView.ResizeMode.ResizeToContents)
-            self.table.horizontalHeader().setStretchLastSection(True)
-            self.table.setMaximumHeight(220)
-        else:
-            text = f"Released value: <b>{_value(value)}</b>"
-            if r.get("ci_low") is not None:
-                text += (f" &nbsp;({r.get('confidence', 0.95):.0%} interval "
-                         f"{_value(r['ci_low'])} – {_value(r['ci_high'])})")
-        self.value_label = _selectable(text, self, rich=True)
+            self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+            rows = (self.table.horizontalHeader().sizeHint().height()  # no empty rows below
+                    + self.table.verticalHeader().length() + 2 * self.table.frameWidth())
+            self.table.setMaximumHeight(min(220, rows))
+        self.value_label = _selectable(said.value, self, rich=True)
         self.value_label.setStyleSheet("font-size: 12pt;")
         self.files = QListWidget(self)
         for f in record.files:
@@ -522,4 +508,5 @@ class ReleaseDoneDialog(QDialog):
         layout.addWidget(self.budget_label)
         layout.addWidget(self.analyst_label)
         layout.addWidget(self.buttons)
-        self.setMinimumWidth(520)
+        wide = self.table is not None and max(len(r[0]) for r in said.rows) > 24
+        self.setMinimumWidth(680 if wide else 520)

@@ -90,7 +90,8 @@ def check_job(project: Project, spec: ReleaseSpec, out: Path, state: Any = None)
     out : Path
         The output folder the release would write to.
     state : JobState, optional
-        The runner's state (unused: a check is quick).
+        The runner's state: a folder's check sums every file (on Dask, a cluster started
+        for it), so a newer check or the window's close cancels it.
 
     Returns
     -------
@@ -98,7 +99,7 @@ def check_job(project: Project, spec: ReleaseSpec, out: Path, state: Any = None)
         The check's summary, or the refusal.
     """
     try:
-        return Outcome(project.check(spec, out))
+        return Outcome(project.check(spec, out, state=state))
     except EXPECTED as exc:
         return Outcome(error=exc)
 

@@ -8,19 +8,21 @@ and napari's pattern), so a stale job that has not started yet costs nothing.
 
 Whether a result is still wanted is decided on the UI thread, when it is delivered: a job
 that ended just before a newer request with its key was made must not answer that request
-(nor say its key is idle while the newer job runs).
+(nor say its key is idle while the newer job runs). Progress too: a step reported just
+before a cancel arrives after it, and would write "Summing… 20%" over "Cancelled".
 """
 
 from __future__ import annotations
 
 import itertools
+import sys
 import threading
 import traceback
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from dpstudio.engine.errors import EngineError
 from dpstudio.jobs import Cancelled
@@ -39,16 +41,16 @@ class _State:
 
     def progress(self, fraction: float, message: str = "") -> None:
         if not self.cancelled():
-            self._runner.sig_progress.emit(self._key, float(fraction), message)
+            self._runner._sig_step.emit(self._key, self._generation, float(fraction),
+                                        message)
 
 
 class JobRunner(QObject):
     """One worker thread; per-key generations decide which result is still wanted.
 
-    ``sig_finished``, ``sig_failed`` and a job's end in ``sig_busy`` are emitted on the
-    thread the runner lives in (the UI thread), and only for the newest request of a key;
-    ``sig_progress`` comes from the worker thread (Qt queues it to receivers in the UI
-    thread).
+    ``sig_finished``, ``sig_failed``, ``sig_progress`` and a job's end in ``sig_busy`` are
+    emitted on the thread the runner lives in (the UI thread), and only for the newest
+    request of a key.
     """
 
     sig_finished = Signal(str, object)   # key, result
@@ -58,6 +60,7 @@ class JobRunner(QObject):
     # From the worker thread to this object's thread: key, generation, result or message.
     _sig_done = Signal(str, int, object)
     _sig_error = Signal(str, int, str)
+    _sig_step = Signal(str, int, float, str)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -66,8 +69,10 @@ class JobRunner(QObject):
         self._generations: dict[str, int] = {}
         self._counter = itertools.count(1)
         self._futures: dict[str, Future] = {}
+        self._live: dict[Future, str] = {}
         self._sig_done.connect(self._deliver)
         self._sig_error.connect(self._deliver_error)
+        self._sig_step.connect(self._deliver_progress)
 
     def _generation(self, key: str) -> int:
         with self._lock:
@@ -80,9 +85,17 @@ class JobRunner(QObject):
             self._generations[key] = generation
         state = _State(self, key, generation)
         self.sig_busy.emit(key, True)
-        self._futures[key] = self._pool.submit(self._run, key, generation, state, fn, args,
-                                               kwargs)
+        future = self._pool.submit(self._run, key, generation, state, fn, args, kwargs)
+        self._futures[key] = future
+        # Every job not yet ended, superseded ones too: shutdown waits for whichever runs.
+        with self._lock:
+            self._live[future] = key
+        future.add_done_callback(self._ended)
         return generation
+
+    def _ended(self, future: Future) -> None:
+        with self._lock:
+            self._live.pop(future, None)
 
     def cancel(self, key: str) -> None:
         """Drop whatever ``key``'s current job would return."""
@@ -113,6 +126,10 @@ class JobRunner(QObject):
         if self.is_current(key, generation):
             self._sig_done.emit(key, generation, result)
 
+    # The three receivers of the worker thread's signals are declared slots: PySide 6.8+
+    # can crash delivering a queued signal from a non-Qt thread to an undeclared Python
+    # method (PYSIDE-3124; seen once here, a segfault entering _deliver in a full run).
+    @Slot(str, int, object)
     def _deliver(self, key: str, generation: int, result: Any) -> None:
         # Checked again here: a newer request may have come while this one waited in the
         # event queue.
@@ -120,6 +137,13 @@ class JobRunner(QObject):
             self.sig_finished.emit(key, result)
             self.sig_busy.emit(key, False)
 
+    @Slot(str, int, float, str)
+    def _deliver_progress(self, key: str, generation: int, fraction: float,
+                          message: str) -> None:
+        if self.is_current(key, generation):
+            self.sig_progress.emit(key, fraction, message)
+
+    @Slot(str, int, str)
     def _deliver_error(self, key: str, generation: int, message: str) -> None:
         if self.is_current(key, generation):
             self.sig_failed.emit(key, message)
@@ -131,11 +155,26 @@ class JobRunner(QObject):
         if future is not None:
             future.result(timeout=timeout)
 
-    def shutdown(self) -> None:
+    def shutdown(self, timeout: float | None = None) -> bool:
+        """Stop for good: every job is cancelled (one not started never runs) and the
+        running one waited for, for ever (``timeout`` None: a release is never cut) or at
+        most ``timeout`` seconds. True when it ended; else it is left to end in its thread
+        (its result dropped), and stderr says which job would not stop.
+        """
         with self._lock:
             for key in self._generations:
                 self._generations[key] = next(self._counter)
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        with self._lock:
+            running = dict(self._live)
+        _, left = wait(list(running), timeout=timeout)
+        if left:
+            keys = ", ".join(sorted({repr(running[f]) for f in left}))
+            print(f"dpstudio: the {keys} job did not stop within {timeout:g} s of its "
+                  "cancel; it is left to end in its thread", file=sys.stderr)
+            return False
+        self._pool.shutdown(wait=True)  # its thread ends as soon as the job has
+        return True
 
 
 class Coalescer(QObject):

@@ -102,7 +102,7 @@ def test_perturbation_releases_charge_the_engine_and_export_its_coefficients(
     doc = json.loads((tmp_path / "out" / f"{stem}.json").read_text(encoding="utf-8"))
     assert {r["feature"]: r["coefficient"] for r in doc["rows"]} == released
     # The released coefficients are the engine's θ mapped to the features' units.
-    from dpstudio.analysis.training import _coefficients
+    from dpstudio.analysis.training_detail import coefficients as _coefficients
 
     assert list(released) == pub["design"] + ["(intercept)"]
     assert np.array_equal(pub["normalized_theta"], engine.theta)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QMessageBox
 
 from dpstudio.data import sample_path
 from dpstudio.data.dataset import open_dataset
@@ -59,6 +59,23 @@ def no_unanswered_message_box(monkeypatch):
             raise AssertionError(f"an unanswered QMessageBox.{kind}: {title!r}: {text!r}")
         return staticmethod(show)
 
+    def unanswered_dialog(dialog):
+        raise AssertionError(f"an unanswered modal dialog: {dialog.windowTitle()!r} "
+                             f"({type(dialog).__name__})")
+
+    def unanswered_chooser(owner, kind):
+        def show(*args, **kwargs):
+            raise AssertionError(f"an unanswered {owner.__name__}.{kind}")
+        return staticmethod(show)
+
     monkeypatch.setattr(QMessageBox, "exec", unanswered)
     for kind in ("critical", "warning", "information", "question"):
         monkeypatch.setattr(QMessageBox, kind, unanswered_static(kind))
+    # Any other modal dialog (Python subclasses, file and input dialogs included) and the
+    # static file and input choosers: a test that expects one patches it after this.
+    monkeypatch.setattr(QDialog, "exec", unanswered_dialog)
+    for kind in ("getOpenFileName", "getOpenFileNames", "getSaveFileName",
+                 "getExistingDirectory"):
+        monkeypatch.setattr(QFileDialog, kind, unanswered_chooser(QFileDialog, kind))
+    for kind in ("getText", "getInt", "getDouble", "getItem", "getMultiLineText"):
+        monkeypatch.setattr(QInputDialog, kind, unanswered_chooser(QInputDialog, kind))

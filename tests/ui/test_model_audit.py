@@ -109,7 +109,7 @@ def test_audit_points_are_the_audits_and_sit_above_the_claimed_curve(qtbot, view
 
 def test_cancel_mid_audit_keeps_the_plot_and_says_cancelled(qtbot, view, survey):
     _claimed(qtbot, view, _request(), survey)
-    first = _audit(qtbot, view, 8)
+    first = _audit(qtbot, view, 12)
     shown = view.plot.attack()
     words = view.words.text()
     view.runs_box.setValue(2000)  # thousands of trainings: seconds, time to cancel
@@ -182,7 +182,7 @@ def test_boxes_only_on_the_attacks_best_points(qtbot, view, survey):
     from dpstudio.ui.tradeoff_plot import frontier
 
     _claimed(qtbot, view, _request(), survey)
-    _audit(qtbot, view, 8)
+    _audit(qtbot, view, 12)
     shown = view.plot.attack()
     a, b = shown["alpha"], shown["beta"]
     best = frontier(a, b)

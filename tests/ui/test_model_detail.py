@@ -15,7 +15,8 @@ import math
 import numpy as np
 import pytest
 
-from dpstudio.analysis.training import _coefficients, run_training
+from dpstudio.analysis.training import run_training
+from dpstudio.analysis.training_detail import coefficients as _coefficients
 from dpstudio.data import sample_path
 from dpstudio.data.dataset import open_dataset
 from dpstudio.engine.learning.output_perturbation import perturb

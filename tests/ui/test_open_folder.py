@@ -239,3 +239,38 @@ def test_other_trust_models_on_a_folder_say_why_in_one_sentence(qtbot, folder_wi
     why = folder_refusal(win.session.settings())
     assert why is not None and "\n" not in why
     assert why in win.analysis_view.progress_text.text()
+
+
+def test_a_cancel_while_the_local_cluster_starts_ends_the_sums_at_once(qtbot, folder_window,
+                                                                       monkeypatch):
+    """A local cluster slow to start (a loaded machine) holds neither the Cancel button nor
+    the window's close: the start is given up on, and closed by its own thread later."""
+    import distributed
+
+    win, _folder = folder_window
+    choose_execution(qtbot, win, "dask", "")
+    real, started, gate = distributed.LocalCluster, threading.Event(), threading.Event()
+
+    def slow_start(*args, **kwargs):
+        started.set()
+        gate.wait(20)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(distributed, "LocalCluster", slow_start)
+    before = dask_threads()
+    view = win.analysis_view
+    try:
+        win.open_folder_action.trigger()
+        qtbot.waitUntil(started.is_set, timeout=TIMEOUT_MS)
+        qtbot.waitUntil(view.cancel_button.isVisible, timeout=TIMEOUT_MS)
+        qtbot.mouseClick(view.cancel_button, Qt.MouseButton.LeftButton)
+        assert win.analysis.wait_idle(5.0)
+        assert "Cancelled" in view.progress_text.text()
+        # The job itself has ended (the window's close would wait for it), not only its
+        # answer been dropped: within 3 s, not after the start's 20 s.
+        win.analysis.slow.wait("folder", 3.0)
+        assert win.analysis.execution is None or win.analysis.execution["engine"] != "dask"
+    finally:
+        gate.set()
+    # The cluster that started late is closed, with its threads, by the start's thread.
+    qtbot.waitUntil(lambda: dask_threads() <= before, timeout=TIMEOUT_MS)

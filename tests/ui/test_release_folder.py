@@ -105,3 +105,64 @@ def test_a_cancelled_folder_release_charges_nothing(qtbot, folder_window, monkey
     assert win.statusBar().currentMessage() == CANCELLED_TEXT
     p = Project.open(project)
     assert all(float(p.budget(d.id).spent_epsilon) == 0 for d in p.datasets())
+
+
+
+@pytest.fixture
+def slow_second_start(monkeypatch):
+    """``LocalCluster`` as it is, but its start from the ``slow``-th on waits on ``gate``
+    (up to 20 s): a loaded machine. Yields (the calls' count, the start entered, gate)."""
+    import distributed
+
+    real, calls = distributed.LocalCluster, []
+    started, gate = threading.Event(), threading.Event()
+    slow_from = {"n": 1}
+
+    def start(*args, **kwargs):
+        calls.append(1)
+        if len(calls) >= slow_from["n"]:
+            started.set()
+            gate.wait(20)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(distributed, "LocalCluster", start)
+    yield slow_from, calls, started, gate
+    gate.set()
+
+
+def test_a_release_cancelled_while_its_dask_cluster_starts_stops_at_once(
+        qtbot, folder_window, slow_second_start):
+    """On a loaded machine the local cluster may take long to start: Cancel is seen then
+    too (the release's job ends, nothing charged), not once the cluster is up."""
+    win, project = folder_window
+    slow_from, calls, started, gate = slow_second_start
+    slow_from["n"] = 2  # the release's own cluster; the check's pass before it starts as is
+    refused = []
+    win.projects.release_refused.connect(refused.append)
+    qtbot.mouseClick(win.result_panel.release_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(started.is_set, timeout=TIMEOUT_MS)
+    progress = win.release_progress
+    qtbot.waitUntil(lambda: not progress.isHidden(), timeout=TIMEOUT_MS)
+    t0 = time.monotonic()
+    qtbot.mouseClick(progress.cancel_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: win.projects.busy is None, timeout=TIMEOUT_MS)
+    assert time.monotonic() - t0 < 5.0  # not the start's 20 s
+    gate.set()
+    assert refused == [CANCELLED_TEXT] and len(calls) == 2
+    p = Project.open(project)
+    assert all(float(p.budget(d.id).spent_epsilon) == 0 for d in p.datasets())
+
+
+def test_a_folder_check_on_a_dask_cluster_slow_to_start_does_not_hold_the_close(
+        qtbot, folder_window, slow_second_start):
+    """Release…'s check sums every file too (a cluster started for it): the window's
+    close cancels it, rather than waiting for the cluster to come up."""
+    win, _project = folder_window
+    _slow_from, calls, started, gate = slow_second_start
+    qtbot.mouseClick(win.result_panel.release_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(started.is_set, timeout=TIMEOUT_MS)
+    assert win.projects.busy is not None and len(calls) == 1  # the check's pass
+    t0 = time.monotonic()
+    assert win.projects.runner.shutdown(timeout=5.0)  # the check's job has ended
+    assert time.monotonic() - t0 < 5.0
+    gate.set()

@@ -14,8 +14,11 @@ states (what basic composition charges):
   described as ``discrete_gaussian`` of σ = σ_c·√H and Δ = p grid steps; the change of
   every privacy loss, at most 2τ, is inside the accountants' round-off allowance.
   Otherwise (a few clients with σ_c near 1) it is ``approx`` of its (ε, δ), pessimistic.
-  σ_c is the engine's own calibration for H shares at the stated (ε, δ)
-  (:func:`~dpstudio.engine.distributed.noise.calibrate_noise`), recomputed here.
+  σ_c is the one the engine drew the shares from (the result's ``share_sigma_steps``),
+  read, never recomputed; it is used only where the engine's own bound (KLS21 Theorem 1,
+  :func:`~dpstudio.engine.distributed.noise.distributed_gaussian_epsilon`) shows that H
+  shares of it meet the stated (ε, δ). A result without it, or whose σ_c falls short of
+  its claim, is ``approx`` of its (ε, δ): never a description tighter than what it states.
 * **Secure aggregation, Skellam shares** (``skellam``) and **shuffle protocols**
   (``cloak``, ``blanket``): ``approx`` of their (ε, δ). The Skellam sum's (ε, δ) is the
   engine's exact δ of the Skellam law plus the shares' sampling error; the shuffle
@@ -75,29 +78,36 @@ def secure_sum_loss(result: Any) -> LossDescription:
     ----------
     result : SecureSumResult
         Read by its ``noise`` family, ``precision`` (Δ in grid steps),
-        ``honest_clients`` (H), ``epsilon`` and ``delta``.
+        ``honest_clients`` (H), ``share_sigma_steps`` (σ_c drawn), ``epsilon`` and
+        ``delta``.
 
     Returns
     -------
     LossDescription
         ``discrete_gaussian`` of σ = σ_c·√H for discrete Gaussian shares where τ is
-        negligible, else ``approx`` of (ε, δ); never claiming less than (ε, δ).
+        negligible and H shares of σ_c meet (ε, δ) by KLS21, else ``approx`` of (ε, δ);
+        never claiming less than (ε, δ).
 
     Raises
     ------
     ParameterError
         When ε is not finite.
     """
-    from dpstudio.engine.distributed.noise import calibrate_noise, kls21_tau
+    from dpstudio.engine.distributed.noise import distributed_gaussian_epsilon, kls21_tau
 
     fallback = _approx(result.epsilon, result.delta)
     honest = int(getattr(result, "honest_clients", 0) or 0)
-    if getattr(result, "noise", "") != "gaussian" or honest < 1 or result.delta <= 0:
+    sigma_c = float(getattr(result, "share_sigma_steps", 0.0) or 0.0)
+    if (getattr(result, "noise", "") != "gaussian" or honest < 1 or result.delta <= 0
+            or not 0.0 < sigma_c < math.inf):
         return fallback
     sens = int(result.precision)
     try:
-        sigma_c = calibrate_noise("gaussian", sens, result.epsilon, result.delta,
-                                  honest).per_client
+        # The drawn σ_c must honour the claim by the bound the engine calibrated with
+        # (its calibration returns a σ_c that meets it exactly): a σ_c short of it would
+        # describe less noise than (ε, δ) was stated for.
+        if distributed_gaussian_epsilon(sigma_c, honest, sens, result.delta) > result.epsilon:
+            return fallback
         tau = kls21_tau(sigma_c, honest)
         rho = sens * sens / (2.0 * honest * sigma_c * sigma_c)
         if tau > TAU_NEGLIGIBLE * min(1.0, rho):

@@ -26,6 +26,7 @@ import numpy as np
 
 from dpstudio.engine import sampling
 from dpstudio.engine.distributed import encoding
+from dpstudio.engine.distributed.notes import dropout_note
 from dpstudio.engine.distributed.secure_sum import (
     QUERIES,
     NoisePlan,
@@ -298,8 +299,6 @@ def finish_secure(total: SumPartial, plan: SecurePlan, source: Source,
     out = mech.decoded(plan.noise, total.total, s, grid, plan.query, source)
     out.notes.append(MASKS_NOTE)
     if plan.dropouts:
-        out.notes.append(f"{plan.dropouts} clients dropped out after masking (up to "
-                         f"{plan.noise.max_dropouts} planned); the sum is over the {s} "
-                         "survivors")
+        out.notes.append(dropout_note(plan.dropouts, plan.noise.max_dropouts, s))
     out.notes.extend(notes)
     return out

@@ -68,6 +68,10 @@ class SecureSumResult:
         give (ε, δ).
     honest_noise_variance : float
         Variance of those H shares (value units).
+    share_sigma_steps : float
+        σ_c of the discrete Gaussian each client drew its share from, in grid steps: the
+        draw's own parameter, which the loss description reads (0 for Skellam shares, or
+        when not known). Not in :meth:`to_dict`: the JSON keys stay those above.
     """
 
     mechanism: str
@@ -102,15 +106,20 @@ class SecureSumResult:
     corrupt_clients: int = 0
     honest_clients: int = 0
     honest_noise_variance: float = 0.0
+    # What the engine drew, for the loss description only (grid steps, not rescaled).
+    share_sigma_steps: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        """The result as a JSON-ready dictionary."""
-        return asdict(self)
+        """The result as a JSON-ready dictionary (without ``share_sigma_steps``)."""
+        out = asdict(self)
+        out.pop("share_sigma_steps")
+        return out
 
     def loss_description(self) -> Any:
         """What this sum drew, for a ledger's tight accountants: the discrete Gaussian
-        the H honest survivors' shares make (σ = σ_c·√H, Δ = p steps) where that is
-        exact to float resolution, else the (ε, δ) it states
+        the H honest survivors' shares make (σ = σ_c·√H, σ_c the drawn
+        ``share_sigma_steps``, Δ = p steps) where that is exact to float resolution and
+        the draw honours (ε, δ), else the (ε, δ) it states
         (:func:`~dpstudio.engine.accounting.protocol_loss.secure_sum_loss`).
 
         Returns

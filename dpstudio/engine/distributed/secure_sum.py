@@ -50,6 +50,7 @@ from dpstudio.engine.calibration import (
 )
 from dpstudio.engine.distributed import encoding, secagg
 from dpstudio.engine.distributed.noise import DistributedNoise, calibrate_noise
+from dpstudio.engine.distributed.notes import dropout_note
 from dpstudio.engine.distributed.result import SecureSumResult
 from dpstudio.engine.entry import DELTA, EPSILON, MechanismInfo, Param, entry_named
 from dpstudio.engine.errors import ParameterError, QueryError
@@ -296,6 +297,8 @@ class SecureSumMechanism:
             corrupt_fraction=self.corrupt_fraction, corrupt_clients=plan.corrupt,
             honest_clients=plan.honest,
             honest_noise_variance=noise.total_variance(plan.honest) * step * step,
+            # σ_c of the shares drawn (grid steps): what the loss description reads.
+            share_sigma_steps=noise.per_client if noise.family == "gaussian" else 0.0,
         )
 
     def plan(self, n: int, dropouts: int = 0, query: str = "sum") -> SecureSumResult:
@@ -413,8 +416,7 @@ class SecureSumMechanism:
                 f"dropouts), "
                 f"except with probability 2^-{secagg.SIGMA}")
         if dropouts:
-            out.notes.append(f"{dropouts} clients dropped out after masking (up to {max_drop} "
-                             f"planned); the sum is over the {s} survivors")
+            out.notes.append(dropout_note(dropouts, max_drop, s))
         return out
 
 

@@ -82,7 +82,7 @@ from dpstudio.engine.checks import sample_rate as _check_rate
 from dpstudio.engine.distributed.noise import kls21_tau
 from dpstudio.engine.errors import ParameterError
 from dpstudio.engine.learning.cape_collusion import check_collusion, information_multiplier
-from dpstudio.engine.learning.dpsgd import plan_dpsgd
+from dpstudio.engine.learning.dpsgd import DPSGDPlan, plan_dpsgd
 
 __all__ = ["NOISES", "AggregatePlan", "LocalPlan", "cape_factor", "plan_aggregate", "plan_local"]
 
@@ -112,12 +112,39 @@ class LocalPlan:
         The federation's guarantee: one site's ε (every site's), at δ.
     per_round : tuple of float
         (ε, δ) of one round (E steps).
+    noise : str
+        ``"gaussian"``: every site's DP-SGD noise (the field :class:`AggregatePlan` has
+        too, so a reader asks either plan the same way).
+
+    Raises
+    ------
+    ParameterError
+        When the sites' plans differ or there is none.
     """
 
     sites: tuple
     epsilon: float
     delta: float
     per_round: tuple
+    noise: str = "gaussian"
+
+    def __post_init__(self) -> None:
+        # The plan is one public DP-SGD plan run at every site (module docstring): the
+        # federation's ε is that one plan's, so plans that differ have no single ε here.
+        if not self.sites or any(p != self.sites[0] for p in self.sites[1:]):
+            raise ParameterError("a local plan runs one DP-SGD plan, the same at every site")
+        if self.noise != "gaussian":
+            raise ParameterError("the local and shuffle variants draw Gaussian noise only")
+
+    @property
+    def site(self) -> DPSGDPlan:
+        """The one DP-SGD plan every site runs (``sites[i]`` for any i).
+
+        Returns
+        -------
+        DPSGDPlan
+        """
+        return self.sites[0]
 
     def to_dict(self) -> dict:
         """Rates, multipliers and steps of each site, for JSON.
@@ -127,7 +154,7 @@ class LocalPlan:
         dict
             ``sample_rate`` (q), ``noise_multiplier`` (σ), ``steps`` (T): every site's.
         """
-        first = self.sites[0]
+        first = self.site
         return {"sample_rate": first.sample_rate, "noise_multiplier": first.noise_multiplier,
                 "steps": first.steps}
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from dpstudio.engine.accounting.loss import LossDescription
+from dpstudio.engine.learning.federated_plan import AggregatePlan, LocalPlan
 
 __all__ = ["TRUSTS", "federated_loss", "trusts"]
 
@@ -66,8 +67,17 @@ def trusts(variant: str, colluding: int = 0, dropouts: int = 0) -> str:
     return TRUSTS[variant]
 
 
-def federated_loss(result: Any, plan: Any) -> LossDescription | None:
+def federated_loss(result: Any, plan: LocalPlan | AggregatePlan | None
+                   ) -> LossDescription | None:
     """The loss description of a finished federated run (None for ``none``).
+
+    The description states exactly the (ε, δ) the result states. The subsampled
+    Gaussian the plan ran is described only where its accountant was asked at that δ:
+    when sites are sampled, the accountant ran at δ′ = δ/P(a site joins) and the result
+    states the δ credited for site sampling (:mod:`.site_sampling`), which no
+    subsampled Gaussian of the plan's (σ, q, T) meets at ε — the credit is a mixture
+    over participation patterns — so the run is described by its (ε, δ) alone. Skellam
+    shares are too (their (ε, δ) includes the Poisson draws' total variation).
 
     Parameters
     ----------
@@ -79,17 +89,20 @@ def federated_loss(result: Any, plan: Any) -> LossDescription | None:
     Returns
     -------
     LossDescription or None
+        ``subsampled_gaussian`` of the plan's noise when its accountant's (ε, δ) is the
+        result's, else ``approx`` of the result's (ε, δ).
     """
     if plan is None or result.variant == "none":
         return None
     eps, delta = float(result.epsilon), float(result.delta)
-    if getattr(plan, "noise", "gaussian") == "skellam":
-        return LossDescription("approx", epsilon=eps, delta=delta)
-    if hasattr(plan, "sites"):  # local and shuffle: the largest site rate is the worst
-        worst = max(plan.sites, key=lambda p: p.sample_rate)
+    stated = LossDescription("approx", epsilon=eps, delta=delta)
+    if plan.noise != "gaussian" or (plan.epsilon, plan.delta) != (eps, delta):
+        return stated
+    if isinstance(plan, LocalPlan):  # one plan at every site (parallel composition)
+        site = plan.site
         return LossDescription("subsampled_gaussian", epsilon=eps, delta=delta,
-                               scale=worst.noise_std, sensitivity=worst.sensitivity,
-                               sample_rate=worst.sample_rate, steps=worst.steps)
+                               scale=site.noise_std, sensitivity=site.sensitivity,
+                               sample_rate=site.sample_rate, steps=site.steps)
     return LossDescription("subsampled_gaussian", epsilon=eps, delta=delta,
                            scale=plan.view_multiplier * plan.sensitivity,
                            sensitivity=plan.sensitivity, sample_rate=plan.sample_rate,

@@ -80,6 +80,7 @@ __all__ = [
     "epsilon_from_rates",
     "fit_once",
     "loss_threshold_attack",
+    "max_certifiable",
     "run",
 ]
 
@@ -324,6 +325,33 @@ class MembershipAudit:
         }
 
 
+def max_certifiable(runs: int, confidence: float, delta: float = 0.0) -> float:
+    """The largest ε an audit of ``runs`` trainings per dataset can certify at all.
+
+    A perfect attack errs on none of the ``runs − ⌊runs/2⌋`` models per dataset it is
+    counted on (the first half choose the test), so both error rates' upper bounds are
+    the one-sided Clopper–Pearson bound of 0 errors at (1 − confidence)/2. Known before
+    the audit runs: an application can say what an audit of that size can show.
+
+    Parameters
+    ----------
+    runs : int
+        Trainings per neighbouring dataset.
+    confidence : float
+        Confidence of the two bounds together, in (0, 1).
+    delta : float, optional
+        The claimed δ the audit subtracts.
+
+    Returns
+    -------
+    float
+        ≥ 0; 0 when no outcome of so few trainings certifies any ε > 0.
+    """
+    counted = int(runs) - int(runs) // 2
+    _, ceiling = clopper_pearson(np.array([0]), counted, (1.0 - confidence) / 2.0)
+    return float(epsilon_from_rates(ceiling[0], ceiling[0], float(delta)))
+
+
 def _counts_above(sorted_values: np.ndarray, t: np.ndarray) -> np.ndarray:
     """How many values exceed each threshold (values sorted)."""
     return sorted_values.size - np.searchsorted(sorted_values, t, side="right")
@@ -471,8 +499,7 @@ def audit_membership(train: Callable, score: Callable, X, y, canary, runs: int, 
     choice = _choose_test(scores[0, :half], scores[1, :half], tail, dl)
     out, inn = scores[0, half:], scores[1, half:]
     m = out.size
-    _, ceiling = clopper_pearson(np.array([0]), m, tail)
-    max_cert = float(epsilon_from_rates(ceiling[0], ceiling[0], dl))
+    max_cert = max_certifiable(runs, c, dl)
     if choice is None:
         sign, t = 1.0, float(out[0])  # every score tied: "member when above" holds none
     else:

@@ -37,13 +37,16 @@ chosen adaptively) before a trusted shuffler permutes the n reports:
     is stated only up to constants, so it is not offered here.)
 
 The inverse, :func:`largest_local_epsilon`, finds by bisection the largest ε₀ whose
-amplified ε meets a target, returning the side of the bracket that satisfies it.
+amplified ε meets a target, returning the side of the bracket that satisfies it; the
+search itself, :func:`largest_meeting`, is shared with the shuffled local randomizers
+(:func:`~dpstudio.engine.shuffle.shuffled_local.shuffled_local_epsilon`).
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,6 +61,7 @@ __all__ = [
     "amplify",
     "fmt21_delta",
     "largest_local_epsilon",
+    "largest_meeting",
     "shuffle_epsilon",
 ]
 
@@ -342,15 +346,50 @@ def largest_local_epsilon(target_epsilon: float, n: int, delta: float, bound: st
         while _ebh19_epsilon(eps0, nn, d) > target:  # rounding in the division
             eps0 = math.nextafter(eps0, 0.0)
         return eps0
-    # ε(ε₀) ≤ ε₀, so ε₀ = target always qualifies; grow the bracket from there.
-    lo, hi = target, 2.0 * target
-    while shuffle_epsilon(hi, nn, d, bound)[0] <= target:
+    # ε(ε₀) ≤ ε₀, so ε₀ = target always qualifies. Past ε₀ = 745, e^{-ε₀} underflows:
+    # no amplification is left to find.
+    return largest_meeting(lambda eps0: shuffle_epsilon(eps0, nn, d, bound)[0] <= target,
+                           target, _REL_TOL, 745.0)
+
+
+def largest_meeting(meets: Callable[[float], bool], start: float, rel_tol: float,
+                    cap: float) -> float:
+    """The largest ε₀ found with ``meets(ε₀)``, for a condition that holds up to some ε₀
+    and fails above it (a local ε whose amplified guarantee meets a target).
+
+    The bracket grows by doubling from ``start`` (which must meet the condition) and is
+    capped at ``cap`` (tested, then kept if it meets), then bisected until it is
+    ``rel_tol`` wide (relative); the lower end is returned, so the answer always meets
+    the condition: the pessimistic side for a guarantee.
+
+    Parameters
+    ----------
+    meets : callable
+        ε₀ ↦ whether ε₀ meets the target; monotone (true, then false).
+    start : float
+        An ε₀ > 0 known to meet it.
+    rel_tol : float
+        Relative width of the final bracket.
+    cap : float
+        The largest ε₀ searched.
+
+    Returns
+    -------
+    float
+        An ε₀ ≥ ``start`` that meets the condition, within ``rel_tol`` (relative) of the
+        largest that does (or ``cap``).
+    """
+    lo, hi = start, 2.0 * start
+    while meets(hi):
         lo, hi = hi, 2.0 * hi
-        if hi > 745.0:  # e^{-ε₀} underflows: no amplification is left to find
-            return lo
-    while hi - lo > _REL_TOL * hi:
+        if hi > cap:
+            hi = cap
+            if meets(hi):
+                lo = hi
+            break
+    while hi - lo > rel_tol * hi:
         mid = 0.5 * (lo + hi)
-        if shuffle_epsilon(mid, nn, d, bound)[0] <= target:
+        if meets(mid):
             lo = mid
         else:
             hi = mid

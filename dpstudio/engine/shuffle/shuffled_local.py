@@ -10,7 +10,8 @@ against replacing one user's value, for any ε₀-LDP randomizer, so for a centr
 
     ε₀ = the largest local ε whose FMT21 amplification for n users is ≤ ε at δ
 
-(found as :func:`~dpstudio.engine.shuffle.amplification.largest_local_epsilon` does, see
+(found by the search :func:`~dpstudio.engine.shuffle.amplification.largest_local_epsilon`
+uses, :func:`~dpstudio.engine.shuffle.amplification.largest_meeting`, see
 :func:`shuffled_local_epsilon`), and the guarantee stated is FMT21's ε at that ε₀ (never
 above the target).
 
@@ -35,7 +36,11 @@ from typing import Any
 from dpstudio.engine.calibration import validate_delta, validate_epsilon
 from dpstudio.engine.errors import QueryError
 from dpstudio.engine.rng import Source
-from dpstudio.engine.shuffle.amplification import fmt21_delta, shuffle_epsilon
+from dpstudio.engine.shuffle.amplification import (
+    fmt21_delta,
+    largest_meeting,
+    shuffle_epsilon,
+)
 
 __all__ = [
     "SHUFFLED_RANDOMIZERS",
@@ -96,21 +101,8 @@ def shuffled_local_epsilon(epsilon: float, n: int, delta: float) -> tuple[float,
     def meets(eps0: float) -> bool:
         return fmt21_delta(target, eps0, int(n), delta) <= delta
 
-    lo, hi = target, 2.0 * target  # ε₀ = target always meets it (ε(ε₀) ≤ ε₀)
-    while meets(hi):
-        lo, hi = hi, 2.0 * hi
-        if hi > _MAX_LOCAL_EPSILON:
-            hi = _MAX_LOCAL_EPSILON
-            if meets(hi):
-                lo = hi
-            break
-    while hi - lo > _REL_TOL * hi:
-        mid = 0.5 * (lo + hi)
-        if meets(mid):
-            lo = mid
-        else:
-            hi = mid
-    eps0 = lo
+    # ε₀ = target always meets it (ε(ε₀) ≤ ε₀); the search keeps the side that meets it.
+    eps0 = largest_meeting(meets, target, _REL_TOL, _MAX_LOCAL_EPSILON)
     central, _ = shuffle_epsilon(eps0, n, delta, "fmt21")
     return eps0, min(central, target)
 

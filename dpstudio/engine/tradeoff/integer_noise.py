@@ -22,14 +22,15 @@ pessimistic: P's outside mass becomes an output that only P produces (ratio 0) a
 one that only Q produces (ratio ∞). The real pair is a post-processing of that one
 (map each extra output to a draw from the law's own tail), so the curve is never above
 the mechanism's and is below it by at most 1e-12. The pmfs are closed forms (the
-discrete Gaussian normalized on ±√92·σ, beyond which its mass is below 1e-20; the Skellam
-through scipy's scaled Bessel function), or, for a sum of shares, an FFT power of one
-share's pmf on a circle wide enough that wrapped mass is below 1e-20 (rounding ~1e-17 per
-point; where the sum's pmf is below that it may read 0, which only lowers the curve at
-α = 0, by what Q puts there: pessimistic, and visible only when Δ is many standard
-deviations). Composition: the discrete Gaussian's loss is affine in x, so k runs are exactly
-the k-fold sum of the noise against its shift by kΔ; the Skellam's and the sum of shares'
-losses are not, and compose through :mod:`dpstudio.engine.accounting.pld` (pessimistic).
+discrete Gaussian the sampler's own pmf, kept on ±√92·σ, beyond which its mass is below
+1e-20; the Skellam through scipy's scaled Bessel function), or, for a sum of shares, an
+FFT power of one share's pmf on a circle wide enough that wrapped mass is below 1e-20
+(rounding ~1e-17 per point; where the sum's pmf is below that it may read 0, which only
+lowers the curve at α = 0, by what Q puts there: pessimistic, and visible only when Δ is
+many standard deviations). Composition: the discrete Gaussian's loss is affine in x, so
+k runs are exactly the k-fold sum of the noise against its shift by kΔ; the Skellam's and
+the sum of shares' losses are not, and compose through
+:mod:`dpstudio.engine.accounting.pld` (pessimistic).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ import numpy as np
 
 from dpstudio.engine.checks import positive
 from dpstudio.engine.errors import ParameterError
+from dpstudio.engine.sampling import discrete_gaussian_pmf
 from dpstudio.engine.tradeoff.curves import (
     TradeoffCurve,
     _check_alpha,
@@ -138,7 +140,8 @@ class IntegerLaw:
 
 
 def discrete_gaussian_law(sigma: float) -> IntegerLaw:
-    """N_Z(0, σ²): P(x) ∝ e^{−x²/2σ²} on ±⌈√92·σ⌉ (the mass beyond is below 1e-20).
+    """N_Z(0, σ²): P(x) ∝ e^{−x²/2σ²} on ±⌈√92·σ⌉ (the mass beyond is below 1e-20), the
+    pmf of the engine's sampler (:func:`~dpstudio.engine.sampling.discrete_gaussian_pmf`).
 
     Parameters
     ----------
@@ -159,15 +162,16 @@ def discrete_gaussian_law(sigma: float) -> IntegerLaw:
     if 2 * m + 1 > _MAX_SUPPORT:
         raise ParameterError(f"σ = {s:g} steps is too wide for the exact discrete Gaussian "
                              "curve (use fewer precision bits)")
-    x = np.arange(-m, m + 1, dtype=np.float64)
-    w = np.exp(-(x * x) / (2.0 * s * s))
-    log_norm = math.log(float(w.sum()))
+    # The sampler's own pmf (one normalizer for what is drawn and what is plotted); the
+    # log-pmf is the parabola minus ln S, S = 1/P(0), so far tails keep their ratios.
+    probs = discrete_gaussian_pmf(np.arange(-m, m + 1), s)
+    log_p0 = math.log(discrete_gaussian_pmf(0, s))
 
     def logpmf(t: np.ndarray) -> np.ndarray:
         t = np.asarray(t, dtype=np.float64)
-        return -(t * t) / (2.0 * s * s) - log_norm
+        return -(t * t) / (2.0 * s * s) + log_p0
 
-    return IntegerLaw(-m, w / w.sum(), f"discrete Gaussian, σ = {s:.6g}", True, True, logpmf)
+    return IntegerLaw(-m, probs, f"discrete Gaussian, σ = {s:.6g}", True, True, logpmf)
 
 
 def skellam_law(variance: float) -> IntegerLaw:
