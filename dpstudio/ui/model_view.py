@@ -186,6 +186,8 @@ class ModelView(QWidget):
         run_row.addWidget(self.release_button)
         col.addLayout(run_row)
         self.status = QLabel(right)
+        #: What the comparison says, then where a release stands (each kept on its own).
+        self._runs_said = self._release_said = ""
         self.status.setWordWrap(True)
         self.status.setMinimumHeight(3 * line + 4)
         self.status.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
@@ -262,8 +264,13 @@ class ModelView(QWidget):
         self.jobs.ready.connect(lambda _r: self.release.update_state())
 
     def release_status(self, text: str) -> None:
-        """Say where a release stands (under the plot)."""
-        self.status.setText(text)
+        """Say where a release stands (under the plot, after what the runs say): a
+        comparison that finishes after the release must not wipe out its "Released as"."""
+        self._release_said = text
+        self._show_status()
+
+    def _show_status(self) -> None:
+        self.status.setText("\n".join(t for t in (self._runs_said, self._release_said) if t))
 
     def recompute(self, force: bool = False) -> None:
         """Submit the form's comparison (a running one is superseded: the newest wins);
@@ -346,7 +353,8 @@ class ModelView(QWidget):
             self.form.set_schema(schema)
 
     def _say(self, text: str) -> None:
-        self.status.setText(text)
+        self._runs_said = text
+        self._show_status()
         self.form.problem.setText("")
 
     def _busy(self, busy: bool) -> None:

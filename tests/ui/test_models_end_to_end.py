@@ -206,8 +206,13 @@ def test_label_features_trust_models_epsilon_audit_cancel_and_release(qtbot, set
     qtbot.mouseClick(dialog.release_button, Qt.MouseButton.LeftButton)
     # A release trains once more (a second or two alone); a loaded machine (CI's two cores
     # shared with other work) has taken over 30 s, so it gets longer than the views.
-    qtbot.waitUntil(lambda: win.projects.busy is None and "Released as" in view.status.text(),
-                    timeout=4 * TIMEOUT_MS)
+    try:
+        qtbot.waitUntil(lambda: win.projects.busy is None
+                        and "Released as" in view.status.text(), timeout=4 * TIMEOUT_MS)
+    except Exception:
+        raise AssertionError(f"no release: status {view.status.text()!r}, busy "
+                             f"{win.projects.busy!r}, window status "
+                             f"{win.statusBar().currentMessage()!r}") from None
     (source, engine), = spy
     assert isinstance(source, SecureSource) and not engine.simulated
     with Project.open(project_path) as project:
@@ -221,3 +226,13 @@ def test_label_features_trust_models_epsilon_audit_cancel_and_release(qtbot, set
     assert "Released model: <b>logistic by dpsgd</b>, 3 coefficients" in done.value_label.text()
     assert f"ε = {float(engine.epsilon):.6g}" in view.status.text()
     done.close()
+    # A comparison that finishes after the release (here: Train again) says its summary
+    # and keeps the release's line: it used to replace it, and where the comparison of the
+    # typed B finished last (a fresh clone's cold caches), "Released as" was gone.
+    released = view.status.text().splitlines()[-1]
+    assert released.startswith("Released as")
+    qtbot.mouseClick(view.rerun_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not view.jobs.busy and "AUC" in view.status.text(),
+                    timeout=4 * TIMEOUT_MS)
+    lines = view.status.text().splitlines()
+    assert lines[-1] == released and "AUC" in lines[0]
