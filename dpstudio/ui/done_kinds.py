@@ -16,7 +16,7 @@ from typing import Any
 from dpstudio.analysis.request import MODEL_QUERIES
 from dpstudio.ui.texts import QUERY_LABELS
 
-__all__ = ["DoneText", "done_text", "released"]
+__all__ = ["DoneText", "charge_number", "done_text", "released"]
 
 #: A training run's ledger query (the Models tab's releases).
 TRAIN_QUERY = "train"
@@ -34,7 +34,8 @@ def value_text(v: Any) -> str:
     return str(v)
 
 
-def _num(x: Any) -> str:
+def charge_number(x: Any) -> str:
+    """An ε or δ for reading: 0, or four significant digits (1e-05, 0.2004)."""
     x = float(x)
     return "0" if x == 0 else f"{x:.4g}"
 
@@ -129,7 +130,7 @@ def released(record: Any) -> DoneText:
     DoneText
     """
     r = record.result or {}
-    charge = f"ε = {_num(record.epsilon)}, δ = {_num(record.delta)}"
+    charge = f"ε = {charge_number(record.epsilon)}, δ = {charge_number(record.delta)}"
     column = escape(str(record.column))
     if record.query == PLAN_QUERY:
         stats = list(r.get("statistics") or [])

@@ -28,13 +28,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from dpstudio.engine.learning.membership import AUDIT_CONFIDENCE, max_certifiable
 from dpstudio.ui.model_audit_job import (
-    AUDIT_CONFIDENCE,
     AuditOutcome,
     ModelTradeoff,
     audit_delta,
     audit_job,
-    certifiable_at_most,
     claim_job,
     runs_to_certify,
 )
@@ -72,7 +71,7 @@ def power_words(runs: int, delta: float = 0.0, claimed: float | None = None) -> 
     str
     """
     conf = f"{AUDIT_CONFIDENCE:.0%}"
-    most = certifiable_at_most(runs, delta)
+    most = max_certifiable(runs, delta=delta)
     if most <= 0.0:
         return (f"{runs} trainings per dataset cannot certify any ε > 0 at {conf} "
                 f"confidence, whatever the attack finds: it takes at least "
@@ -276,7 +275,7 @@ class ModelAuditView(QWidget):
         if self.request is None:
             self.status.setText("Choose a label, features and a method first.")
             return
-        if certifiable_at_most(int(self.runs_box.value()), self._delta) <= 0.0:
+        if max_certifiable(int(self.runs_box.value()), delta=self._delta) <= 0.0:
             self.status.setText(too_few_tip(self._delta))
             return
         self.status.setText("")
@@ -309,7 +308,7 @@ class ModelAuditView(QWidget):
         claimed = (None if req is None or req.method == "nonprivate"
                    else float(req.epsilon))
         self.power.setText(power_words(runs, self._delta, claimed))
-        able = certifiable_at_most(runs, self._delta) > 0.0
+        able = max_certifiable(runs, delta=self._delta) > 0.0
         self.run_button.setEnabled(req is not None and able)
         self.run_button.setToolTip(RUN_TIP if able else too_few_tip(self._delta))
 

@@ -16,9 +16,8 @@ method calibrated, and :func:`audit_job` trains it once more with a membership a
 :func:`attacker_accuracy` turns a curve into the stakeholder's number: the best chance an
 attacker starting at even odds has of guessing right whether one record was used.
 
-:func:`certifiable_at_most` is what an audit of ``runs`` trainings per dataset can certify
-at best, known before it runs (a perfect attack's bound: the engine's ``max_certifiable``);
-:func:`runs_to_certify` the fewest trainings for which that is above 0.
+:func:`runs_to_certify` is the fewest trainings per dataset whose audit can certify some
+ε > 0 (the engine's ``max_certifiable``, a perfect attack's bound, above 0).
 """
 
 from __future__ import annotations
@@ -30,10 +29,11 @@ from typing import Any
 import numpy as np
 
 from dpstudio.analysis.curves import AttackPoints, Line, TradeoffResult
+from dpstudio.engine.learning.membership import AUDIT_CONFIDENCE
 
-__all__ = ["AUDIT_CONFIDENCE", "AuditOutcome", "ModelTradeoff", "attacker_accuracy",
-           "attack_points", "audit_delta", "audit_job", "audit_spec", "certifiable_at_most",
-           "claim_job", "claimed_curve", "runs_to_certify"]
+__all__ = ["AuditOutcome", "ModelTradeoff", "attacker_accuracy", "attack_points",
+           "audit_delta", "audit_job", "audit_spec", "claim_job", "claimed_curve",
+           "runs_to_certify"]
 
 #: Type I errors the curves are drawn on and the accuracy bound is taken over.
 _GRID = np.linspace(0.0, 1.0, 2001)
@@ -225,49 +225,6 @@ def audit_spec(req: Any, schema: Any, runs: int) -> tuple[Any, list[str]]:
     return resolve_training(analysis, schema)
 
 
-def _audit_confidence() -> float:
-    """The confidence the training run's audit uses: the engine's default (it passes none)."""
-    import inspect
-
-    from dpstudio.engine.learning.membership import audit_membership
-
-    return float(inspect.signature(audit_membership).parameters["confidence"].default)
-
-
-#: The confidence of the audits this view runs (the engine's default).
-AUDIT_CONFIDENCE = _audit_confidence()
-
-
-def certifiable_at_most(runs: int, delta: float = 0.0,
-                        confidence: float = AUDIT_CONFIDENCE) -> float:
-    """The largest ε an audit of ``runs`` trainings per dataset can certify, before it runs.
-
-    A perfect attack errs on none of the ``runs − ⌊runs/2⌋`` counted models per dataset
-    (the first half only choose the test), so both error rates' upper bounds are the
-    one-sided Clopper–Pearson bound of 0 successes at (1 − confidence)/2, and the bound
-    is ``epsilon_from_rates`` of the two: the ``max_certifiable`` that
-    :func:`~dpstudio.engine.learning.membership.audit_membership` reports after the run,
-    computed the same way.
-
-    Parameters
-    ----------
-    runs : int
-        Trainings per neighbouring dataset, ≥ 4.
-    delta : float, optional
-        The claimed δ the audit subtracts.
-    confidence : float, optional
-        The bound's confidence (the engine's default).
-
-    Returns
-    -------
-    float
-        ≥ 0; 0 when no outcome of so few trainings certifies any ε > 0.
-    """
-    from dpstudio.engine.learning.membership import max_certifiable
-
-    return max_certifiable(runs, confidence, delta)
-
-
 def runs_to_certify(delta: float = 0.0, confidence: float = AUDIT_CONFIDENCE,
                     most: int = 100_000) -> int:
     """The fewest trainings per dataset whose audit can certify some ε > 0.
@@ -275,7 +232,7 @@ def runs_to_certify(delta: float = 0.0, confidence: float = AUDIT_CONFIDENCE,
     Parameters
     ----------
     delta, confidence : float, optional
-        As :func:`certifiable_at_most`.
+        As :func:`~dpstudio.engine.learning.membership.max_certifiable`.
     most : int, optional
         Where the search gives up (δ near 1 certifies nothing at any count).
 
@@ -284,16 +241,18 @@ def runs_to_certify(delta: float = 0.0, confidence: float = AUDIT_CONFIDENCE,
     int
         ≥ 4 (the engine's least); ``most`` + 1 when none up to ``most`` can.
     """
+    from dpstudio.engine.learning.membership import max_certifiable
+
     # The bound grows with runs (an odd count adds a counted model): double, then bisect.
     high = 4
-    while certifiable_at_most(high, delta, confidence) <= 0.0:
+    while max_certifiable(high, confidence, delta) <= 0.0:
         if high > most:
             return most + 1
         high *= 2
     low = max(high // 2, 3)  # certifiable_at_most(low) is 0, or low is below the least
     while high - low > 1:
         mid = (low + high) // 2
-        if certifiable_at_most(mid, delta, confidence) > 0.0:
+        if max_certifiable(mid, confidence, delta) > 0.0:
             high = mid
         else:
             low = mid

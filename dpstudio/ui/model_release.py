@@ -30,6 +30,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from dpstudio.ui.done_kinds import charge_number as _num
+
 __all__ = ["HELD_OUT_TEXT", "ModelRelease", "ModelReleaseDialog", "release_fields"]
 
 #: What the confirmation says of the metrics the tab shows (the charge does not cover them).
@@ -82,11 +84,6 @@ def release_fields(req: Any, dataset: str, header: bool = True,
     if budget is not None and budget[0] is not None:
         fields["budget"] = {"epsilon": float(budget[0]), "delta": float(budget[1] or 0.0)}
     return fields
-
-
-def _num(x: Any) -> str:
-    x = float(x)
-    return "0" if x == 0 else f"{x:.4g}"
 
 
 class ModelReleaseDialog(QDialog):

@@ -344,6 +344,7 @@ class ModelView(QWidget):
         if aspect == "dataset":
             self.jobs.forget()
             self._audited = None
+            self.release_status("")  # a release of the last dataset is not this one's
             self._schema_seen = schema
             self.form.set_schema(schema, self._remembered(), fresh=True)
         elif aspect in ("schema", "column") and schema is not self._schema_seen:

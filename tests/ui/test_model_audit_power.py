@@ -17,8 +17,9 @@ from PySide6.QtCore import Qt
 
 from dpstudio.data import sample_path
 from dpstudio.data.dataset import open_dataset
+from dpstudio.engine.learning.membership import max_certifiable
 from dpstudio.ui.model_audit import ModelAuditView
-from dpstudio.ui.model_audit_job import certifiable_at_most, runs_to_certify
+from dpstudio.ui.model_audit_job import runs_to_certify
 from dpstudio.ui.model_jobs import ModelRequest
 
 
@@ -44,12 +45,13 @@ def _engine_max_certifiable(runs: int, delta: float) -> float:
 def test_the_bound_before_a_run_is_the_engines_after_it(delta):
     for runs in (4, 10, 11, 12, 40, 61, 500):
         want = _engine_max_certifiable(runs, delta)
-        assert certifiable_at_most(runs, delta) == pytest.approx(want, rel=1e-12, abs=0)
+        assert max_certifiable(runs, delta=delta) == pytest.approx(want, rel=1e-12, abs=0)
         assert want == pytest.approx(_closed_form(runs, delta), rel=1e-9, abs=1e-12)
     # The fewest that certify anything: c < (1 − δ)/2, i.e. m > ln(tail)/ln((1 + δ)/2).
     m = math.floor(math.log(0.025) / math.log((1.0 + delta) / 2.0)) + 1
     assert runs_to_certify(delta) == 2 * m - 1
-    assert certifiable_at_most(2 * m - 2, delta) == 0.0 < certifiable_at_most(2 * m - 1, delta)
+    assert (max_certifiable(2 * m - 2, delta=delta) == 0.0
+            < max_certifiable(2 * m - 1, delta=delta))
 
 
 @pytest.fixture
@@ -105,6 +107,6 @@ def test_dpsgds_delta_enters_the_bound(qtbot, view):
     assert want < _engine_max_certifiable(20, 0.0)
     assert f"at most ε = {want:.2f}" in view.power.text()
     view.runs_box.setValue(14)  # enough at δ = 0 (11), not at δ = 0.2 (15)
-    assert certifiable_at_most(14, 0.0) > 0.0 and runs_to_certify(0.2) == 15
+    assert max_certifiable(14, delta=0.0) > 0.0 and runs_to_certify(0.2) == 15
     assert not view.run_button.isEnabled()
     assert f"at least {runs_to_certify(0.2)} trainings" in view.run_button.toolTip()

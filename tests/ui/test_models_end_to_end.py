@@ -204,11 +204,9 @@ def test_label_features_trust_models_epsilon_audit_cancel_and_release(qtbot, set
     assert planned < eps
     assert dialog.out_edit.text() == str(win.projects.default_out_dir())
     qtbot.mouseClick(dialog.release_button, Qt.MouseButton.LeftButton)
-    # A release trains once more (a second or two alone); a loaded machine (CI's two cores
-    # shared with other work) has taken over 30 s, so it gets longer than the views.
     try:
         qtbot.waitUntil(lambda: win.projects.busy is None
-                        and "Released as" in view.status.text(), timeout=4 * TIMEOUT_MS)
+                        and "Released as" in view.status.text(), timeout=TIMEOUT_MS)
     except Exception:
         raise AssertionError(f"no release: status {view.status.text()!r}, busy "
                              f"{win.projects.busy!r}, window status "

@@ -333,3 +333,17 @@ def test_a_slider_drag_is_one_run_that_trains_only_at_the_new_epsilon(qtbot, mod
         np.testing.assert_array_equal(view.drawn.curves[k].yData, y)
         mark = view.drawn.marks[k]
         assert 10 ** mark.xData[0] == pytest.approx(submitted[0])
+
+
+def test_a_release_line_does_not_outlive_its_dataset(qtbot, models):
+    """The line a release leaves under the plot stays through later comparisons, and goes
+    when another dataset is opened: it is not that dataset's release."""
+    from dpstudio.data import sample_path
+    from dpstudio.data.dataset import open_dataset
+
+    view = models
+    _finished(qtbot, view, variants=("output", "objective"))
+    view.release_status("Released as #1: ε = 1, δ = 0 charged; files in out.")
+    assert view.status.text().splitlines()[-1].startswith("Released as #1")
+    view.window().set_dataset(open_dataset(sample_path("health")))
+    assert "Released as" not in view.status.text()

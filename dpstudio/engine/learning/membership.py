@@ -69,6 +69,7 @@ from dpstudio.engine.learning.evaluation import auc
 from dpstudio.jobs import State, check
 
 __all__ = [
+    "AUDIT_CONFIDENCE",
     "AUDIT_MEANING",
     "RELATIONS",
     "Canary",
@@ -83,6 +84,9 @@ __all__ = [
     "max_certifiable",
     "run",
 ]
+
+#: The confidence of an audit's two error-rate bounds together, unless told otherwise.
+AUDIT_CONFIDENCE = 0.95
 
 #: Neighbouring relations an audit can test: the canary added to D, or replacing a record.
 RELATIONS = ("add", "replace")
@@ -325,7 +329,8 @@ class MembershipAudit:
         }
 
 
-def max_certifiable(runs: int, confidence: float, delta: float = 0.0) -> float:
+def max_certifiable(runs: int, confidence: float = AUDIT_CONFIDENCE,
+                    delta: float = 0.0) -> float:
     """The largest ε an audit of ``runs`` trainings per dataset can certify at all.
 
     A perfect attack errs on none of the ``runs − ⌊runs/2⌋`` models per dataset it is
@@ -337,7 +342,7 @@ def max_certifiable(runs: int, confidence: float, delta: float = 0.0) -> float:
     ----------
     runs : int
         Trainings per neighbouring dataset.
-    confidence : float
+    confidence : float, optional
         Confidence of the two bounds together, in (0, 1).
     delta : float, optional
         The claimed δ the audit subtracts.
@@ -414,7 +419,7 @@ def _neighbours(X, y, canary, relation: str, replace_index: int):
 
 
 def audit_membership(train: Callable, score: Callable, X, y, canary, runs: int, source, *,
-                     relation: str, confidence: float = 0.95, delta: float = 0.0,
+                     relation: str, confidence: float = AUDIT_CONFIDENCE, delta: float = 0.0,
                      replace_index: int = -1, points: int = 21,
                      state: State | None = None) -> MembershipAudit:
     """Train ``runs`` models with and without the canary and lower-bound ε (see module).
